@@ -1,0 +1,34 @@
+"""dphist: histograms under epsilon-differential privacy.
+
+>>> import dphist as dh
+>>> rel = dh.publish([5, 0, 2, 9], epsilon=0.5, method="identity", rng=7)
+>>> rel.range_sum(0, 2) == rel.estimate[0] + rel.estimate[1]
+True
+"""
+
+from . import datasets, errors, metrics, synthetic, workloads
+from ._kernel import REST
+from .errors import BudgetExceededError, DphistError, UnknownMethodError
+from .methods import MethodInfo, get_method, methods
+from .release import Release
+from .session import Session, publish
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "REST",
+    "BudgetExceededError",
+    "DphistError",
+    "MethodInfo",
+    "Release",
+    "Session",
+    "UnknownMethodError",
+    "datasets",
+    "errors",
+    "get_method",
+    "methods",
+    "metrics",
+    "publish",
+    "synthetic",
+    "workloads",
+]

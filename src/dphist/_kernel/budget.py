@@ -1,0 +1,256 @@
+"""Exact privacy accounting: epsilon as a rational, declared shares, a capped ledger.
+
+Every epsilon a user types is read through its shortest decimal form, so ``0.1`` is
+exactly 1/10 and ten charges of 0.1 fit exactly in a cap of 1.0 (``Fraction(0.1)``
+would be slightly above 1/10 and the tenth would be refused). Shares of a method's
+epsilon are resolved once, before any data is read; the one ``REST`` share is
+computed by exact subtraction so the parts add up to epsilon exactly.
+
+Accountants nest: a session's accountant caps the whole session, a release's caps
+one publication, a block's slice caps one block. A charge is checked against every
+level and committed to all of them atomically, *before* the caller reads any data.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal, localcontext
+from fractions import Fraction
+
+import numpy as np
+
+from ..errors import BudgetExceededError, BudgetPlanError, InputTypeError, ValidationError
+
+__all__ = [
+    "REST",
+    "Accountant",
+    "Charge",
+    "as_fraction",
+    "resolve_shares",
+    "validate_epsilon",
+]
+
+
+def as_fraction(value: object, *, name: str) -> Fraction:
+    """Read a number as an exact rational through its decimal form.
+
+    Floats are read via ``repr`` (their shortest round-tripping decimal), so the
+    rational is the number the user wrote. Integers, ``Fraction``, ``Decimal`` and
+    decimal strings are exact already. Booleans and non-finite values are refused.
+    """
+    if isinstance(value, bool | np.bool_):
+        raise InputTypeError(f"{name} must be a number; got a boolean ({value!r})")
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, numbers.Integral):
+        return Fraction(int(value))
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise ValidationError(f"{name} must be finite; got {value!r}")
+        return Fraction(value)
+    if isinstance(value, numbers.Real):
+        f = float(value)
+        if not math.isfinite(f):
+            raise ValidationError(f"{name} must be finite; got {f!r}")
+        return Fraction(repr(f))
+    if isinstance(value, str):
+        try:
+            return Fraction(value.strip())
+        except (ValueError, ZeroDivisionError):
+            raise ValidationError(f"{name} must be a number; got the string {value!r}") from None
+    raise InputTypeError(f"{name} must be a number; got {type(value).__name__}")
+
+
+def validate_epsilon(value: object, *, name: str = "epsilon") -> Fraction:
+    """Return epsilon as an exact positive rational, or raise naming the argument."""
+    if value is None:
+        raise InputTypeError(f"{name} is required (a positive number such as 0.5); got None")
+    eps = as_fraction(value, name=name)
+    if eps <= 0:
+        raise ValidationError(f"{name} must be > 0; got {value!r}")
+    return eps
+
+
+class _Rest:
+    """Sentinel share: whatever the other blocks of a method leave."""
+
+    _instance: _Rest | None = None
+
+    def __new__(cls) -> _Rest:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "REST"
+
+    def __reduce__(self) -> str:
+        return "REST"
+
+
+REST = _Rest()
+
+
+def resolve_shares(epsilon: Fraction, shares: Mapping[str, object]) -> dict[str, Fraction]:
+    """Turn declared shares of ``epsilon`` into exact per-block budgets.
+
+    Each share is a number in [0, 1] or ``REST``; fixed shares must sum to at most 1,
+    at most one block takes ``REST`` and it must receive a positive amount.
+    Raises :class:`BudgetPlanError` naming the offending block otherwise.
+    """
+    fixed: dict[str, Fraction] = {}
+    rest: list[str] = []
+    for block, share in shares.items():
+        if share is REST:
+            rest.append(block)
+            continue
+        try:
+            q = as_fraction(share, name=f"share of block {block!r}")
+        except (ValidationError, InputTypeError) as exc:
+            raise BudgetPlanError(str(exc)) from None
+        if not 0 <= q <= 1:
+            raise BudgetPlanError(f"share of block {block!r} must lie in [0, 1]; got {share!r}")
+        fixed[block] = q
+    total = sum(fixed.values(), Fraction(0))
+    if total > 1:
+        parts = ", ".join(f"{b}={float(q):g}" for b, q in fixed.items())
+        raise BudgetPlanError(f"budget shares sum to {float(total):.6g} > 1 ({parts})")
+    if len(rest) > 1:
+        raise BudgetPlanError(f"only one block may take the REST share; got {rest}")
+    out = {block: epsilon * q for block, q in fixed.items()}
+    if rest:
+        if total == 1:
+            raise BudgetPlanError(
+                f"block {rest[0]!r} takes the REST share but the other shares already sum to 1"
+            )
+        out[rest[0]] = epsilon - epsilon * total
+    return {block: out[block] for block in shares}
+
+
+@dataclass(frozen=True)
+class Charge:
+    """One entry of a ledger: a noisy measurement and what it cost.
+
+    ``scale`` is the noise scale actually used, an exact rational at least
+    ``sensitivity / epsilon``; ``size`` is the number of noisy values released.
+    """
+
+    block: str
+    primitive: str
+    epsilon: Fraction
+    sensitivity: Fraction
+    scale: Fraction
+    size: int
+    query: str
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-safe form; exact rationals are kept as strings beside a float."""
+        return {
+            "block": self.block,
+            "primitive": self.primitive,
+            "epsilon": float(self.epsilon),
+            "epsilon_exact": str(self.epsilon),
+            "sensitivity": float(self.sensitivity),
+            "scale": float(self.scale),
+            "size": self.size,
+            "query": self.query,
+        }
+
+
+class Accountant:
+    """A ledger with a hard cap; children draw on their parent's cap too.
+
+    ``charge`` checks the request against this accountant and every ancestor and
+    commits it to all of them under one lock, so concurrent requests can never take
+    any level above its cap. Charges are never rolled back: a mechanism that fails
+    after reading the data has still spent its budget.
+    """
+
+    def __init__(self, cap: Fraction, *, label: str = "session", parent: Accountant | None = None):
+        if not isinstance(cap, Fraction) or cap < 0:
+            raise ValidationError(f"budget cap must be a non-negative Fraction; got {cap!r}")
+        self.cap = cap
+        self.label = label
+        self._parent = parent
+        self._lock: threading.RLock = parent._lock if parent is not None else threading.RLock()
+        self._spent = Fraction(0)
+        self._charges: list[Charge] = []
+
+    @property
+    def spent(self) -> Fraction:
+        return self._spent
+
+    @property
+    def remaining(self) -> Fraction:
+        return self.cap - self._spent
+
+    @property
+    def ledger(self) -> tuple[Charge, ...]:
+        with self._lock:
+            return tuple(self._charges)
+
+    def _chain(self) -> list[Accountant]:
+        node: Accountant | None = self
+        chain = []
+        while node is not None:
+            chain.append(node)
+            node = node._parent
+        return chain
+
+    def child(self, cap: Fraction, *, label: str) -> Accountant:
+        """A sub-budget of at most ``cap``; refused at once if ``cap`` exceeds what remains."""
+        with self._lock:
+            for level in self._chain():
+                if cap > level.remaining:
+                    raise BudgetExceededError(
+                        f"{label!r} asked for epsilon={_fmt(cap)} but {level.label!r} has only "
+                        f"epsilon={_fmt(level.remaining)} left "
+                        f"(short by {_fmt(cap - level.remaining)})",
+                        block=label,
+                        primitive="reserve",
+                        requested=cap,
+                        remaining=level.remaining,
+                    )
+            return Accountant(cap, label=label, parent=self)
+
+    def charge(self, charge: Charge) -> Charge:
+        """Record ``charge`` at every level, or raise :class:`BudgetExceededError`."""
+        eps = charge.epsilon
+        if not isinstance(eps, Fraction) or eps <= 0:
+            raise ValidationError(f"a charge needs a positive exact epsilon; got {eps!r}")
+        with self._lock:
+            chain = self._chain()
+            for level in chain:
+                if level._spent + eps > level.cap:
+                    raise BudgetExceededError(
+                        f"block {charge.block!r} asked {charge.primitive} for epsilon={_fmt(eps)} "
+                        f"but {level.label!r} has only epsilon={_fmt(level.remaining)} left "
+                        f"(short by {_fmt(level._spent + eps - level.cap)})",
+                        block=charge.block,
+                        primitive=charge.primitive,
+                        requested=eps,
+                        remaining=level.remaining,
+                    )
+            for level in chain:
+                level._spent += eps
+                level._charges.append(charge)
+        return charge
+
+
+def _fmt(q: Fraction) -> str:
+    """A short exact rendering of a rational: decimal when it terminates, else a/b."""
+    d = q.denominator
+    while d % 2 == 0:
+        d //= 2
+    while d % 5 == 0:
+        d //= 5
+    if d == 1:
+        with localcontext() as ctx:
+            ctx.prec = 80
+            text = format(Decimal(q.numerator) / Decimal(q.denominator), "f")
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    return f"{q.numerator}/{q.denominator}"

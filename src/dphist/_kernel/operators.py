@@ -1,0 +1,166 @@
+"""Linear count queries that know their own sensitivity.
+
+A query maps the count vector ``x`` to integer answers. Its L1 sensitivity under
+add/remove-one-record neighbours (``x' = x +- e_i``) is the largest number of answers
+one bin contributes to, i.e. the maximum column L1 norm of the query matrix. The
+kernel reads it from the query; no block ever states a sensitivity.
+
+* :class:`Identity` -- every bin: sensitivity 1.
+* :class:`GroupSums` -- sums over disjoint groups (any order): sensitivity 1.
+* :class:`IntervalSums` -- sums over arbitrary half-open intervals: sensitivity is
+  the maximum number of intervals covering one bin (a tree of h levels: h; the n
+  prefix sums: n), computed exactly with a difference array.
+
+No query matrix is ever built.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from ..errors import ValidationError
+
+__all__ = ["GroupSums", "Identity", "IntervalSums", "Query"]
+
+
+class Query:
+    """Base class: ``n`` input bins, ``size`` integer answers, exact ``sensitivity``."""
+
+    n: int
+
+    @property
+    def size(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def sensitivity(self) -> Fraction:
+        raise NotImplementedError
+
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    @property
+    def changed(self) -> int:
+        """How many answers one record can change; for 0/1 queries, the sensitivity."""
+        return int(self.sensitivity)
+
+    def apply_real(self, x: np.ndarray) -> np.ndarray:
+        """Answers as floats, for the lattice Laplace primitive."""
+        return self.apply(x).astype(np.float64)
+
+    def describe(self) -> str:
+        return f"{type(self).__name__}(n={self.n}, size={self.size})"
+
+
+def _check_n(n: object) -> int:
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or int(n) < 1:
+        raise ValidationError(f"query domain size must be a positive integer; got {n!r}")
+    return int(n)
+
+
+@dataclass(frozen=True)
+class Identity(Query):
+    """Every bin's count."""
+
+    n: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "n", _check_n(self.n))
+
+    @property
+    def size(self) -> int:
+        return self.n
+
+    @property
+    def sensitivity(self) -> Fraction:
+        return Fraction(1)
+
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        return np.array(x, dtype=np.int64, copy=True)
+
+
+@dataclass(frozen=True, eq=False)
+class GroupSums(Query):
+    """Sums over disjoint groups: ``labels[i]`` is bin i's group in ``0..groups-1``.
+
+    Every bin belongs to exactly one group, so one record changes one sum by one:
+    sensitivity 1 whatever the grouping (contiguous or not).
+    """
+
+    labels: np.ndarray
+    groups: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        labels = np.asarray(self.labels)
+        if labels.ndim != 1 or labels.size == 0 or not np.issubdtype(labels.dtype, np.integer):
+            raise ValidationError("group labels must be a non-empty 1-D integer array")
+        groups = int(labels.max()) + 1
+        if labels.min() < 0 or np.bincount(labels, minlength=groups).min() == 0:
+            raise ValidationError("group labels must be 0..g-1 with every group non-empty")
+        labels = labels.astype(np.int64)
+        labels.flags.writeable = False
+        object.__setattr__(self, "labels", labels)
+        object.__setattr__(self, "groups", groups)
+
+    @property
+    def n(self) -> int:  # type: ignore[override]
+        return int(self.labels.size)
+
+    @property
+    def size(self) -> int:
+        return self.groups
+
+    @property
+    def sensitivity(self) -> Fraction:
+        return Fraction(1)
+
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        order = np.argsort(self.labels, kind="stable")
+        starts = np.searchsorted(self.labels[order], np.arange(self.groups))
+        return np.add.reduceat(np.asarray(x, dtype=np.int64)[order], starts)
+
+
+@dataclass(frozen=True, eq=False)
+class IntervalSums(Query):
+    """Sums over half-open intervals ``[lo[k], hi[k])`` of an ``n``-bin domain."""
+
+    n: int
+    lo: np.ndarray
+    hi: np.ndarray
+
+    def __post_init__(self) -> None:
+        n = _check_n(self.n)
+        lo = np.asarray(self.lo)
+        hi = np.asarray(self.hi)
+        if (
+            lo.ndim != 1
+            or lo.shape != hi.shape
+            or lo.size == 0
+            or not (np.issubdtype(lo.dtype, np.integer) and np.issubdtype(hi.dtype, np.integer))
+        ):
+            raise ValidationError("interval bounds must be two non-empty 1-D integer arrays")
+        if lo.min() < 0 or hi.max() > n or np.any(lo >= hi):
+            raise ValidationError(f"intervals must satisfy 0 <= lo < hi <= n={n}")
+        lo, hi = lo.astype(np.int64), hi.astype(np.int64)
+        lo.flags.writeable = hi.flags.writeable = False
+        object.__setattr__(self, "n", n)
+        object.__setattr__(self, "lo", lo)
+        object.__setattr__(self, "hi", hi)
+
+    @property
+    def size(self) -> int:
+        return int(self.lo.size)
+
+    @property
+    def sensitivity(self) -> Fraction:
+        delta = np.zeros(self.n + 1, dtype=np.int64)
+        np.add.at(delta, self.lo, 1)
+        np.add.at(delta, self.hi, -1)
+        return Fraction(int(np.cumsum(delta[:-1]).max()))
+
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        prefix = np.concatenate(([0], np.cumsum(np.asarray(x, dtype=np.int64))))
+        return prefix[self.hi] - prefix[self.lo]

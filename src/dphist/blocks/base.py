@@ -1,0 +1,104 @@
+"""The block contract: what a method's steps receive and hand on.
+
+A method is a pipeline of blocks run in order. A block declares its ``share`` of the
+method's epsilon; the kernel resolves every share before any data is read and gives
+a :class:`~dphist._kernel.PrivateView` only to blocks with a positive share. Blocks
+pass a :class:`State` along, which holds public facts and released (noisy)
+quantities only, so everything a block computes from it is post-processing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .._kernel import REST, PrivateView, as_fraction
+from ..errors import BudgetPlanError, CompositionError, InputTypeError, ValidationError
+
+__all__ = ["REST", "Block", "Pipeline", "State"]
+
+
+@dataclass(frozen=True, eq=False)
+class State:
+    """Public facts and released values passed from block to block.
+
+    Arrays are in *working order*: position ``k`` holds original bin ``order[k]``
+    (identity order when ``order`` is None). ``variance`` is the per-bin noise
+    variance of ``estimate`` where a block can state it.
+    """
+
+    n: int
+    noisy: np.ndarray | None = None
+    order: np.ndarray | None = None
+    labels: np.ndarray | None = None
+    estimate: np.ndarray | None = None
+    variance: np.ndarray | None = None
+    notes: Mapping[str, Any] = field(default_factory=dict)
+
+    def with_(self, **changes: Any) -> State:
+        """A copy with ``changes`` applied (states are immutable)."""
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Block:
+    """One step of a method.
+
+    Subclasses set ``label`` (the ledger name), ``spends`` (whether the block needs a
+    view of the data) and implement :meth:`run`. ``share`` is the fraction of the
+    method's epsilon this block may spend: a number in [0, 1] or ``REST``.
+    """
+
+    share: object = 0
+    label: ClassVar[str] = "block"
+    spends: ClassVar[bool] = False
+
+    def __post_init__(self) -> None:
+        if self.share is REST:
+            positive = True
+        else:
+            try:
+                q = as_fraction(self.share, name=f"{self.label}.share")
+            except (ValidationError, InputTypeError) as exc:
+                raise BudgetPlanError(str(exc)) from None
+            if not 0 <= q <= 1:
+                raise BudgetPlanError(f"{self.label}.share must lie in [0, 1]; got {self.share!r}")
+            positive = q > 0
+        if positive and not self.spends:
+            raise CompositionError(
+                f"block {self.label!r} never reads the data, so its share must be 0; "
+                f"got {self.share!r}"
+            )
+        if self.spends and not positive:
+            raise BudgetPlanError(
+                f"block {self.label!r} measures the data and needs a positive share"
+            )
+
+    @property
+    def name(self) -> str:
+        return self.label
+
+    def run(self, state: State, view: PrivateView | None) -> State:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """An ordered tuple of blocks forming one method; names must be unique."""
+
+    blocks: tuple[Block, ...]
+
+    def __post_init__(self) -> None:
+        blocks = tuple(self.blocks)
+        if not blocks or not all(isinstance(b, Block) for b in blocks):
+            raise CompositionError("a pipeline needs one or more Block instances")
+        names = [b.name for b in blocks]
+        if len(set(names)) != len(names):
+            raise CompositionError(f"block names must be unique within a pipeline; got {names}")
+        object.__setattr__(self, "blocks", blocks)
+
+    def describe(self) -> str:
+        return " -> ".join(f"{b.name}({b.share!r})" for b in self.blocks)

@@ -1,0 +1,100 @@
+"""The method registry: every method is one recipe function, registered by name.
+
+A recipe is a function with keyword-only parameters (its tunable settings, with
+defaults) that returns a :class:`~dphist.blocks.Pipeline`. :func:`register` records
+its name, aliases, one-line summary and citation; the registry is an explicit dict,
+so listing, lookup, the command line and the tests all read the same table.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from ..blocks import Pipeline
+from ..errors import CompositionError, UnknownMethodError, ValidationError
+
+__all__ = ["MethodInfo", "get_method", "methods", "register"]
+
+
+@dataclass(frozen=True)
+class MethodInfo:
+    """A registered method: name, summary, citation, aliases and default parameters."""
+
+    name: str
+    summary: str
+    cite: str
+    aliases: tuple[str, ...]
+    recipe: Callable[..., Pipeline] = field(repr=False)
+    defaults: Mapping[str, Any] = field(repr=False)
+
+    def pipeline(self, **params: Any) -> Pipeline:
+        """Build the method's blocks for ``params``; unknown names are refused."""
+        unknown = sorted(set(params) - set(self.defaults))
+        if unknown:
+            allowed = ", ".join(self.defaults) or "none"
+            raise ValidationError(
+                f"method {self.name!r} has no parameter(s) {', '.join(map(repr, unknown))}; "
+                f"its parameters are: {allowed}"
+            )
+        pipeline = self.recipe(**params)
+        if not isinstance(pipeline, Pipeline):
+            raise CompositionError(f"recipe {self.name!r} did not return a Pipeline")
+        return pipeline
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.summary} [{self.cite}]"
+
+
+_REGISTRY: dict[str, MethodInfo] = {}
+_LOOKUP: dict[str, str] = {}
+
+
+def _key(name: str) -> str:
+    return name.strip().lower()
+
+
+def register(
+    name: str, *, summary: str, cite: str, aliases: tuple[str, ...] = ()
+) -> Callable[[Callable[..., Pipeline]], Callable[..., Pipeline]]:
+    """Decorator adding a recipe to the registry under ``name`` and ``aliases``."""
+
+    def decorate(recipe: Callable[..., Pipeline]) -> Callable[..., Pipeline]:
+        sig = inspect.signature(recipe)
+        defaults = {}
+        for p in sig.parameters.values():
+            if p.kind is not inspect.Parameter.KEYWORD_ONLY or p.default is inspect.Parameter.empty:
+                raise CompositionError(
+                    f"recipe {name!r}: parameter {p.name!r} must be keyword-only with a default"
+                )
+            defaults[p.name] = p.default
+        info = MethodInfo(name, summary, cite, tuple(aliases), recipe, MappingProxyType(defaults))
+        for key in (name, *aliases):
+            k = _key(key)
+            if k in _LOOKUP:
+                raise CompositionError(f"method name {key!r} is registered twice")
+            _LOOKUP[k] = name
+        _REGISTRY[name] = info
+        return recipe
+
+    return decorate
+
+
+def get_method(name: object) -> MethodInfo:
+    """The method registered under ``name`` or one of its aliases (case-insensitive)."""
+    if isinstance(name, MethodInfo):
+        return name
+    if not isinstance(name, str):
+        raise UnknownMethodError(repr(name), _LOOKUP)
+    canonical = _LOOKUP.get(_key(name))
+    if canonical is None:
+        raise UnknownMethodError(name, _LOOKUP)
+    return _REGISTRY[canonical]
+
+
+def methods() -> tuple[MethodInfo, ...]:
+    """All registered methods, in registration order."""
+    return tuple(_REGISTRY.values())

@@ -1,0 +1,156 @@
+"""The result of a publication: a private histogram that answers range queries.
+
+A :class:`Release` holds the estimate in the original bin order, its ledger (what
+was measured, with which epsilon), the per-bin noise variance where the method can
+state it, and per-block timings. Range sums are half-open ``[lo, hi)`` like Python
+slices and cost O(1) each from a prefix-sum array built once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from ._kernel import Charge
+from .errors import InputTypeError, WorkloadError
+
+__all__ = ["Release"]
+
+
+def _bound(value: object, name: str, n: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise InputTypeError(f"{name} must be an integer bin index; got {type(value).__name__}")
+    v = int(value)
+    if not 0 <= v <= n:
+        raise WorkloadError(f"{name}={v} lies outside the domain [0, {n}]")
+    return v
+
+
+@dataclass(frozen=True, eq=False)
+class Release:
+    """A private histogram and its provenance.
+
+    Attributes
+    ----------
+    estimate : float ndarray
+        Estimated counts in the original bin order (read-only).
+    method, params : the registered method name and the settings used.
+    epsilon : Fraction
+        Budget granted to this release; ``ledger`` sums to at most this exactly.
+    ledger : tuple of Charge
+        Every noisy measurement: block, primitive, epsilon, sensitivity, scale.
+    private : bool
+        False for seeded (reproducible) releases, which carry no guarantee.
+    guarantee : str
+        The guarantee in words.
+    noise_variance : float ndarray or None
+        Per-bin variance of the noise in ``estimate`` (excludes smoothing bias).
+    timings : mapping of block name to seconds.
+    """
+
+    estimate: np.ndarray
+    method: str
+    params: Mapping[str, Any]
+    epsilon: Fraction
+    ledger: tuple[Charge, ...]
+    private: bool
+    guarantee: str
+    noise_variance: np.ndarray | None = None
+    timings: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        est = np.array(self.estimate, dtype=np.float64)
+        est.flags.writeable = False
+        object.__setattr__(self, "estimate", est)
+        if self.noise_variance is not None:
+            var = np.array(self.noise_variance, dtype=np.float64)
+            var.flags.writeable = False
+            object.__setattr__(self, "noise_variance", var)
+        prefix = np.zeros(est.size + 1)
+        np.cumsum(est, out=prefix[1:])
+        prefix.flags.writeable = False
+        object.__setattr__(self, "_prefix", prefix)
+
+    @property
+    def n(self) -> int:
+        """Number of bins."""
+        return int(self.estimate.size)
+
+    @property
+    def spent(self) -> Fraction:
+        """Exact sum of the ledger's epsilons."""
+        return sum((c.epsilon for c in self.ledger), Fraction(0))
+
+    def point(self, i: int) -> float:
+        """Estimated count of bin ``i``."""
+        i = _bound(i, "i", self.n - 1)
+        return float(self.estimate[i])
+
+    def range_sum(self, lo: int, hi: int) -> float:
+        """Estimated total of bins ``lo, ..., hi - 1`` (half-open), in O(1)."""
+        lo, hi = _bound(lo, "lo", self.n), _bound(hi, "hi", self.n)
+        if lo > hi:
+            raise WorkloadError(f"range [lo={lo}, hi={hi}) has lo > hi")
+        return float(self._prefix[hi] - self._prefix[lo])
+
+    def ranges(self, los: object, his: object) -> np.ndarray:
+        """Vectorised :meth:`range_sum` over arrays of bounds."""
+        lo = np.asarray(los)
+        hi = np.asarray(his)
+        if lo.shape != hi.shape or not (
+            np.issubdtype(lo.dtype, np.integer) and np.issubdtype(hi.dtype, np.integer)
+        ):
+            raise WorkloadError("los and his must be integer arrays of the same shape")
+        if lo.size and (lo.min() < 0 or hi.max() > self.n or np.any(lo > hi)):
+            raise WorkloadError(f"ranges must satisfy 0 <= lo <= hi <= n={self.n}")
+        return self._prefix[hi] - self._prefix[lo]
+
+    def answer(self, workload: Any) -> np.ndarray:
+        """Answers to every query of a :mod:`dphist.workloads` workload, in its order."""
+        if getattr(workload, "n", None) != self.n:
+            raise WorkloadError(
+                f"workload is over {getattr(workload, 'n', '?')} bins; this release has {self.n}"
+            )
+        return workload.answers(self._prefix)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe description: estimate, ledger, guarantee (no seeds, no true data)."""
+        return {
+            "method": self.method,
+            "params": {k: _jsonable(v) for k, v in self.params.items()},
+            "epsilon": float(self.epsilon),
+            "epsilon_exact": str(self.epsilon),
+            "spent_exact": str(self.spent),
+            "private": self.private,
+            "guarantee": self.guarantee,
+            "n": self.n,
+            "estimate": self.estimate.tolist(),
+            "noise_variance": None if self.noise_variance is None else self.noise_variance.tolist(),
+            "ledger": [c.to_dict() for c in self.ledger],
+            "timings": dict(self.timings),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict())
+
+    def __repr__(self) -> str:
+        mode = "private" if self.private else "NOT PRIVATE (seeded)"
+        return (
+            f"Release(method={self.method!r}, n={self.n}, epsilon={float(self.epsilon):g}, "
+            f"charges={len(self.ledger)}, {mode})"
+        )
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Fraction):
+        return float(value)
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    return repr(value)

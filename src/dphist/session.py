@@ -1,0 +1,171 @@
+"""Publishing: one-shot :func:`publish` and :class:`Session` for several releases.
+
+A session seals the true counts in the kernel and owns one budget cap. Each
+release reserves its epsilon from the session (refused at once if it does not fit),
+runs its method's blocks through the kernel and returns a :class:`Release`.
+
+Noise modes: ``rng=None`` draws secure noise from the operating system (releases are
+private); an int seed or a ``numpy.random.Generator`` gives reproducible noise for
+experiments, and every release made with it has ``private=False``.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from ._kernel import Accountant, Charge, noise_source, protect, run_pipeline, validate_epsilon
+from .blocks import State
+from .errors import InternalError, PrivacyError
+from .methods import get_method
+from .release import Release
+
+__all__ = ["GUARANTEE_SECURE", "GUARANTEE_SEEDED", "Session", "publish"]
+
+GUARANTEE_SECURE = (
+    "epsilon-DP for add/remove-one-record neighbours, with epsilon as in the ledger: exact "
+    "discrete Laplace noise on integer statistics, random bits from the operating system's "
+    "CSPRNG (timing side channels and code in the same process are not covered)"
+)
+GUARANTEE_SEEDED = (
+    "none: seeded noise is a reproducible simulation for experiments; anyone who knows the "
+    "seed can remove it"
+)
+
+
+class Session:
+    """Several releases of one histogram under one total budget.
+
+    Parameters
+    ----------
+    counts : array-like of non-negative integers
+        The true histogram (bins in their public order). It is validated and copied.
+    epsilon : float, int, Fraction, Decimal or decimal string
+        Total budget of the session, read exactly as written (0.1 means 1/10).
+    rng : None, int or numpy.random.Generator
+        None for secure noise; a seed or Generator for reproducible, non-private runs.
+
+    Example
+    -------
+    >>> import dphist as dh
+    >>> with dh.Session([3, 0, 5, 1], epsilon=1.0, rng=0) as s:
+    ...     a = s.publish("identity", epsilon=0.3)
+    ...     b = s.publish("uniform", epsilon=0.7)
+    ...     float(s.remaining)
+    0.0
+    """
+
+    def __init__(self, counts: object, *, epsilon: object, rng: object = None):
+        cap = validate_epsilon(epsilon)
+        noise = noise_source(rng)
+        self._data = protect(counts)
+        self._accountant = Accountant(cap, label="session")
+        self._noise = noise
+        self._closed = False
+
+    @property
+    def n(self) -> int:
+        """Number of bins (public)."""
+        return self._data.n
+
+    @property
+    def epsilon(self) -> Fraction:
+        return self._accountant.cap
+
+    @property
+    def spent(self) -> Fraction:
+        return self._accountant.spent
+
+    @property
+    def remaining(self) -> Fraction:
+        return self._accountant.remaining
+
+    @property
+    def ledger(self) -> tuple[Charge, ...]:
+        return self._accountant.ledger
+
+    @property
+    def private(self) -> bool:
+        return self._noise.private
+
+    def publish(self, method: str, *, epsilon: object, **params: Any) -> Release:
+        """Release the histogram with ``method`` spending at most ``epsilon`` of the session.
+
+        The method and its parameters are validated and the budget is reserved before
+        the data is read.
+        """
+        if self._closed:
+            raise PrivacyError("this session is closed; open a new one to publish again")
+        info = get_method(method)
+        pipeline = info.pipeline(**params)
+        eps = validate_epsilon(epsilon)
+        budget = self._accountant.child(eps, label=info.name)
+        state, timings = run_pipeline(
+            self._data,
+            pipeline.blocks,
+            State(n=self.n),
+            epsilon=eps,
+            budget=budget,
+            noise=self._noise.spawn(),
+        )
+        if state.estimate is None or state.estimate.shape != (self.n,):
+            raise InternalError(f"method {info.name!r} produced no estimate of {self.n} bins")
+        estimate, variance = state.estimate, state.variance
+        if state.order is not None:
+            estimate = _unsort(estimate, state.order)
+            variance = None if variance is None else _unsort(variance, state.order)
+        return Release(
+            estimate=estimate,
+            method=info.name,
+            params={**info.defaults, **params},
+            epsilon=eps,
+            ledger=budget.ledger,
+            private=self._noise.private,
+            guarantee=GUARANTEE_SECURE if self._noise.private else GUARANTEE_SEEDED,
+            noise_variance=variance,
+            timings=timings,
+        )
+
+    def close(self) -> None:
+        """Refuse further releases."""
+        self._closed = True
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        mode = "secure" if self.private else "seeded, not private"
+        return (
+            f"Session(n={self.n}, epsilon={float(self.epsilon):g}, "
+            f"remaining={float(self.remaining):g}, {mode})"
+        )
+
+    def __reduce__(self):
+        raise TypeError(
+            "a live session cannot be pickled or copied: its budget would be duplicated"
+        )
+
+
+def _unsort(values: Any, order: Any) -> Any:
+    """Values in working order -> original bin order (``order[k]`` is bin of position k)."""
+    out = values.copy()
+    out[order] = values
+    return out
+
+
+def publish(
+    counts: object, *, epsilon: object, method: str, rng: object = None, **params: Any
+) -> Release:
+    """Publish ``counts`` once under ``epsilon`` with ``method``.
+
+    Example
+    -------
+    >>> import dphist as dh
+    >>> rel = dh.publish([4, 0, 7, 2], epsilon=0.5, method="identity", rng=7)
+    >>> rel.n, float(rel.spent), rel.private
+    (4, 0.5, False)
+    """
+    return Session(counts, epsilon=epsilon, rng=rng).publish(method, epsilon=epsilon, **params)

@@ -1,0 +1,196 @@
+"""The exact discrete Laplace sampler: scale, distribution, power, bit sources, modes."""
+
+import math
+import os
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numba import njit
+from scipy import stats
+
+from dphist._kernel import noise as nz
+from dphist._kernel.budget import validate_epsilon
+from dphist.errors import InputTypeError, PrivacyError, ValidationError
+
+
+def pmf(y, t, s):
+    p = math.exp(-s / t)
+    return (1 - p) / (1 + p) * p ** np.abs(y)
+
+
+def chi2_pvalue(samples, t, s, min_expected=5.0):
+    """Binned chi-square of samples against the exact pmf, pooling the tails."""
+    n = samples.size
+    lim = 1
+    while n * pmf(lim + 1, t, s) >= min_expected:
+        lim += 1
+    edges = np.arange(-lim, lim + 1)
+    observed = np.array(
+        [np.sum(samples < -lim + 0.5)]
+        + [np.sum(samples == k) for k in edges[1:-1]]
+        + [np.sum(samples > lim - 0.5)]
+    )
+    centre = pmf(edges[1:-1], t, s)
+    tail = (1 - centre.sum()) / 2
+    expected = n * np.concatenate([[tail], centre, [tail]])
+    return stats.chisquare(observed, expected).pvalue
+
+
+@settings(max_examples=300, deadline=None)
+@given(eps=st.floats(1e-3, 10), delta=st.sampled_from([1, 2, 3, 7, 16]))
+def test_rational_scale_is_at_least_and_close_to_the_ideal(eps, delta):
+    e = validate_epsilon(eps)
+    t, s = nz.rational_scale(Fraction(delta), e)
+    ideal = Fraction(delta) / e
+    assert isinstance(t, int) and isinstance(s, int)
+    assert ideal <= Fraction(t, s) <= ideal * (1 + Fraction(1, 10**9))
+    assert t <= 2**56
+
+
+def test_common_scales_are_exact():
+    assert nz.rational_scale(Fraction(1), validate_epsilon(0.1)) == (10, 1)
+    assert nz.rational_scale(Fraction(2), validate_epsilon(0.3)) == (20, 3)
+
+
+def test_absurdly_small_epsilon_is_refused():
+    with pytest.raises(ValidationError, match="too small"):
+        nz.rational_scale(Fraction(1), Fraction(1, 10**18))
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("t, s", [(1, 2), (1, 1), (10, 1), (1000, 1), (20, 3)])
+def test_distribution_matches_the_exact_pmf(t, s):
+    y = nz.noise_source(12345).discrete_laplace(t, s, 10**6)
+    assert y.dtype == np.int64
+    assert chi2_pvalue(y, t, s) > 1e-6
+    sd = math.sqrt(nz.discrete_laplace_variance(t, s) / y.size)
+    assert abs(y.mean()) < 6 * sd
+    # sign symmetry of the first few magnitudes
+    for k in range(1, 4):
+        a, b = np.sum(y == k), np.sum(y == -k)
+        if a + b > 100:
+            assert abs(a - b) < 6 * math.sqrt(a + b)
+    assert abs(y.var() / nz.discrete_laplace_variance(t, s) - 1) < 0.02
+
+
+@pytest.mark.statistical
+def test_three_percent_scale_errors_are_detected():
+    t, s = 10, 1
+    y = nz.noise_source(99).discrete_laplace(t, s, 10**6)
+    assert chi2_pvalue(y, t, s) > 1e-6
+    for factor in (Fraction(97, 100), Fraction(103, 100)):
+        wrong = Fraction(t, s) * factor
+        assert chi2_pvalue(y, wrong.numerator, wrong.denominator) < 1e-20
+
+
+@pytest.mark.statistical
+def test_secure_mode_distribution():
+    y = nz.noise_source(None).discrete_laplace(4, 1, 2 * 10**5)
+    assert chi2_pvalue(y, 4, 1) > 1e-6
+
+
+def test_duplicated_noise_fails_the_chi_square():
+    """The distribution test has power against correlated draws."""
+    base = nz.noise_source(3).discrete_laplace(10, 1, 5000)
+    assert chi2_pvalue(np.repeat(base, 200), 10, 1) < 1e-20
+
+
+@njit
+def _draw_below(words, m, count):
+    out = np.empty(count, dtype=np.uint64)
+    pos = 0
+    for i in range(count):
+        out[i], pos = nz._below(words, pos, m)
+    return out, pos
+
+
+@pytest.mark.parametrize("m", [3, 10, 2**32 + 1, 2**62 + 3])
+def test_bounded_integers_are_uniform(m):
+    words = nz.GeneratorBits(np.random.default_rng(m)).words(3 * 10**5)
+    draws, pos = _draw_below(words, np.uint64(m), 10**5)
+    assert pos > 0 and int(draws.max()) < m
+    cells = min(m, 1000)
+    binned = (draws.astype(np.float64) / m * cells).astype(np.int64) if m > cells else draws
+    counts = np.bincount(binned.astype(np.int64), minlength=cells)
+    assert stats.chisquare(counts).pvalue > 1e-6
+
+
+def test_below_signals_exhaustion_instead_of_reading_past_the_buffer():
+    words = np.array([2**63 - 1], dtype=np.uint64)  # rejected for m = 3
+    _, pos = nz._below(words, 0, np.uint64(3))
+    assert pos == -1
+
+
+def test_seeded_noise_is_reproducible_and_seed_independent_of_numpy_global_state():
+    a = nz.noise_source(5).discrete_laplace(7, 1, 1000)
+    np.random.seed(0)  # noqa: NPY002 (the point: global state must not matter)
+    b = nz.noise_source(5).discrete_laplace(7, 1, 1000)
+    assert np.array_equal(a, b)
+    assert not np.array_equal(a, nz.noise_source(6).discrete_laplace(7, 1, 1000))
+
+
+def test_secure_source_takes_no_seed_and_is_private():
+    with pytest.raises(TypeError):
+        nz.SystemBits(42)
+    assert nz.noise_source(None).private is True
+    assert nz.noise_source(1).private is False
+    assert nz.noise_source(np.random.default_rng(1)).private is False
+
+
+@pytest.mark.parametrize("bad", [1.5, "7", True, object(), -3])
+def test_bad_rng_is_refused(bad):
+    with pytest.raises((InputTypeError, ValidationError), match="rng"):
+        nz.noise_source(bad)
+
+
+def test_os_randomness_failure_fails_closed(monkeypatch):
+    def broken(n):
+        raise OSError("no entropy")
+
+    monkeypatch.setattr(nz.os, "urandom", broken)
+    with pytest.raises(PrivacyError, match="random source failed"):
+        nz.noise_source(None).discrete_laplace(1, 1, 10)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_forked_processes_draw_different_words():
+    bits = nz.SystemBits()
+    readers = []
+    for _ in range(2):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # child
+            os.write(w, bits.words(8).tobytes())
+            os._exit(0)
+        os.close(w)
+        readers.append((pid, r))
+    seen = [bits.words(8).tobytes()]
+    for pid, r in readers:
+        seen.append(os.read(r, 64))
+        os.close(r)
+        os.waitpid(pid, 0)
+    assert len(set(seen)) == 3
+
+
+def test_seeded_spawn_gives_independent_reproducible_streams():
+    src = nz.noise_source(11)
+    a = src.spawn().discrete_laplace(5, 1, 100)
+    b = src.spawn().discrete_laplace(5, 1, 100)
+    src2 = nz.noise_source(11)
+    assert np.array_equal(a, src2.spawn().discrete_laplace(5, 1, 100))
+    assert not np.array_equal(a, b)
+
+
+@settings(max_examples=100, deadline=None)
+@given(eps=st.floats(1e-3, 10), delta=st.sampled_from([1, 2, 5]), changed=st.integers(1, 10**7))
+def test_lattice_parameters_charge_the_rounding(eps, delta, changed):
+    e = validate_epsilon(eps)
+    g, eff, t, s = nz.lattice_parameters(Fraction(delta), e, changed)
+    num, den = g.numerator, g.denominator
+    assert (num == 1 and den & (den - 1) == 0) or (den == 1 and num & (num - 1) == 0)
+    assert eff == delta + changed * g
+    assert g * Fraction(t, s) >= eff / e
+    assert changed * g <= Fraction(delta) / 2**19  # inflation stays tiny here
