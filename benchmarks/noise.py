@@ -10,6 +10,7 @@ import argparse
 import statistics
 import time
 from fractions import Fraction
+from functools import partial
 
 from dphist._kernel.noise import noise_source, rational_scale
 
@@ -33,10 +34,10 @@ def main() -> None:
     print(f"{'epsilon':>8} {'scale':>10} {'secure (s)':>11} {'seeded (s)':>11} {'ratio':>6}")
     for eps in ("10", "1", "0.1", "0.01"):
         t, s = rational_scale(Fraction(1), Fraction(eps))
-        secure = noise_source(None)
-        seeded = noise_source(0)
-        ts = median_seconds(lambda src=secure: src.discrete_laplace(t, s, args.n), args.repeats)
-        tg = median_seconds(lambda src=seeded: src.discrete_laplace(t, s, args.n), args.repeats)
+        ts, tg = (
+            median_seconds(partial(src.discrete_laplace, t, s, args.n), args.repeats)
+            for src in (noise_source(None), noise_source(0))
+        )
         print(f"{eps:>8} {t / s:>10.4g} {ts:>11.3f} {tg:>11.3f} {ts / tg:>6.2f}")
 
 

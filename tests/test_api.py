@@ -40,7 +40,10 @@ def test_publish_api_shape_and_ledger(small_counts):
     assert rel.spent == Fraction(1, 2) == rel.epsilon
     (charge,) = rel.ledger
     assert (charge.block, charge.primitive, charge.sensitivity) == (
-        "noisy_bins", "discrete_laplace", 1)
+        "noisy_bins",
+        "discrete_laplace",
+        1,
+    )
     assert rel.private is False and "none" in rel.guarantee
     assert "NOT PRIVATE" in repr(rel)
 
@@ -79,7 +82,7 @@ def test_session_caps_the_total_and_names_the_shortfall(small_counts):
         for _ in range(10):
             s.publish("identity", epsilon=0.1)
         assert s.spent == 1 and len(s.ledger) == 10
-        with pytest.raises(BudgetExceededError, match="short by 0.1"):
+        with pytest.raises(BudgetExceededError, match=r"short by 0\.1"):
             s.publish("identity", epsilon=0.1)
     with pytest.raises(PrivacyError, match="closed"):
         s.publish("identity", epsilon=0.1)

@@ -91,8 +91,9 @@ def test_sensitivities_equal_brute_force_column_sums(data, n):
     x = np.array(data.draw(st.lists(st.integers(0, 50), min_size=n, max_size=n)))
     labels = np.array(data.draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)))
     labels = np.unique(labels, return_inverse=True)[1]
-    pairs = data.draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(1, n)), min_size=1,
-                               max_size=40))
+    pairs = data.draw(
+        st.lists(st.tuples(st.integers(0, n - 1), st.integers(1, n)), min_size=1, max_size=40)
+    )
     lo = np.array([min(a, b - 1) for a, b in pairs])
     hi = np.array([max(a + 1, b) for a, b in pairs])
     for q in (Identity(n), GroupSums(labels), IntervalSums(n, lo, hi)):
@@ -164,7 +165,7 @@ def test_measurement_charges_before_it_reads():
 
 
 def test_sensitivity_comes_from_the_query_not_the_caller():
-    data, acc, view = make_view(np.zeros(8, dtype=int), 1.0)
+    _, acc, view = make_view(np.zeros(8, dtype=int), 1.0)
     m = view.measure(IntervalSums(8, np.zeros(8, dtype=int), np.arange(1, 9)), epsilon=0.5)
     (charge,) = acc.ledger
     assert charge.sensitivity == 8 and m.scale == 16
@@ -187,7 +188,7 @@ def test_closed_view_refuses_to_measure():
 
 
 def test_a_charge_persists_when_the_mechanism_fails_after_reading():
-    data, acc, view = make_view([1, 2], 1.0)
+    _, acc, view = make_view([1, 2], 1.0)
 
     class Exploding(Identity):
         def apply(self, x):
@@ -199,7 +200,7 @@ def test_a_charge_persists_when_the_mechanism_fails_after_reading():
 
 
 def test_real_valued_measurement_charges_the_lattice_rounding():
-    data, acc, view = make_view([10, 20, 30], 1.0)
+    _, acc, view = make_view([10, 20, 30], 1.0)
     m = view.measure_real(Identity(3), epsilon=0.5)
     (charge,) = acc.ledger
     assert charge.primitive == "lattice_laplace"
@@ -232,8 +233,14 @@ def run(blocks, eps=1.0, counts=(1, 2, 3), data=None):
     data = data if data is not None else protect(list(counts))
     acc = Accountant(validate_epsilon(10))
     budget = acc.child(validate_epsilon(eps), label="method")
-    return run_pipeline(data, blocks, State(n=data.n), epsilon=validate_epsilon(eps),
-                        budget=budget, noise=noise_source(1)), budget
+    return run_pipeline(
+        data,
+        blocks,
+        State(n=data.n),
+        epsilon=validate_epsilon(eps),
+        budget=budget,
+        noise=noise_source(1),
+    ), budget
 
 
 def test_a_block_without_share_gets_no_view():
