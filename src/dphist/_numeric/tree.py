@@ -1,0 +1,537 @@
+"""Fan-out ``f`` aggregation trees over ``n`` bins: layout and post-processing.
+
+Everything here is post-processing of released node values (or a data-independent
+layout the kernel measures); there is no noise and no budget logic.
+
+Layout (methods framework A.7). With ``t = 1 + ceil(log_f n)`` levels (``t = 1`` for
+``n = 1``), level ``l`` (``0`` = root, ``t - 1`` = leaves) holds the half-open
+intervals ``[j * s_l, min((j + 1) * s_l, n))`` with span ``s_l = f**(t - 1 - l)`` and
+``j = 0 .. ceil(n / s_l) - 1``. This is the complete tree on ``f**(t - 1)``
+zero-padded leaves with every node that covers only padding removed; right-edge
+nodes may be truncated or have a single child. Each level partitions ``[0, n)``.
+
+Nodes are numbered in level order (root first, left to right inside a level); the
+children of a node are contiguous in the next level, so every per-node quantity is
+a flat array. Passes are either a short loop over levels of vectorised numpy work or,
+for the least-squares consistency, one compiled loop over the nodes; all are
+``O(#nodes)`` with ``#nodes <= f * n / (f - 1) + t``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+from numpy.typing import ArrayLike
+
+from dphist.errors import ValidationError
+
+__all__ = [
+    "TreeLayout",
+    "best_cut",
+    "consistency",
+    "frontier",
+    "frontiers",
+    "hb_branching",
+    "is_cut",
+    "leaf_estimates",
+    "level_budgets",
+    "range_nodes",
+    "tree_layout",
+    "tree_levels",
+]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _positive_int(value: object, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValidationError(f"{name} must be an integer, got {type(value).__name__}")
+    value = int(value)
+    if value < minimum:
+        raise ValidationError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def _ceil_log(n: int, base: int) -> int:
+    """Smallest ``k >= 0`` with ``base**k >= n`` (exact integer arithmetic)."""
+    k, power = 0, 1
+    while power < n:
+        power *= base
+        k += 1
+    return k
+
+
+def _readonly(arr: np.ndarray) -> np.ndarray:
+    arr.flags.writeable = False
+    return arr
+
+
+def tree_levels(n: int, fanout: int) -> int:
+    """Number of levels ``t = 1 + ceil(log_fanout n)`` of the tree over ``n`` bins."""
+    n = _positive_int(n, "n", 1)
+    fanout = _positive_int(fanout, "fanout", 2)
+    return 1 + _ceil_log(n, fanout)
+
+
+# --------------------------------------------------------------------------- layout
+
+
+@dataclass(frozen=True, eq=False)
+class TreeLayout:
+    """The fan-out tree over ``n`` bins as flat, read-only arrays (see module doc).
+
+    Attributes
+    ----------
+    n, fanout : int
+        Number of bins and fan-out ``f``.
+    spans : ndarray, shape (t,)
+        ``spans[l] = f**(t - 1 - l)``, the untruncated width of a level-``l`` node.
+    level_offsets : ndarray, shape (t + 1,)
+        Nodes of level ``l`` are ``level_offsets[l] : level_offsets[l + 1]``.
+    lo, hi : ndarray, shape (#nodes,)
+        Half-open node intervals ``[lo, hi)``.
+    level : ndarray, shape (#nodes,)
+        Level of each node (``0`` = root).
+    parent : ndarray, shape (#nodes,)
+        Parent node, ``-1`` for the root.
+    first_child, n_children : ndarray, shape (#nodes,)
+        Children are ``first_child : first_child + n_children`` (``-1`` and ``0`` for
+        leaves). Leaf ``i`` is node ``level_offsets[t - 1] + i`` and covers bin ``i``.
+    """
+
+    n: int
+    fanout: int
+    spans: np.ndarray
+    level_offsets: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    level: np.ndarray
+    parent: np.ndarray
+    first_child: np.ndarray
+    n_children: np.ndarray
+
+    @property
+    def n_levels(self) -> int:
+        """Number of levels ``t`` (root and leaves included)."""
+        return int(self.spans.size)
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.level_offsets[-1])
+
+    @property
+    def level_counts(self) -> np.ndarray:
+        """Number of nodes on each level, root first."""
+        return np.diff(self.level_offsets)
+
+    def level_slice(self, level: int) -> slice:
+        """Slice of the node arrays holding level ``level``."""
+        return slice(int(self.level_offsets[level]), int(self.level_offsets[level + 1]))
+
+    @property
+    def leaf_slice(self) -> slice:
+        return self.level_slice(self.n_levels - 1)
+
+
+def tree_layout(n: int, fanout: int = 16) -> TreeLayout:
+    """Build the :class:`TreeLayout` of the fan-out tree over ``n`` bins.
+
+    Time and memory ``O(#nodes)``; one vectorised fill per level. ``n = 10**7`` with
+    ``fanout = 2`` has about ``2 * 10**7`` nodes (six int64 arrays, ~1 GB).
+    """
+    n = _positive_int(n, "n", 1)
+    fanout = _positive_int(fanout, "fanout", 2)
+    t = 1 + _ceil_log(n, fanout)
+    spans = np.array([fanout ** (t - 1 - lev) for lev in range(t)], dtype=np.int64)
+    counts = np.array([-(-n // int(s)) for s in spans], dtype=np.int64)
+    offsets = np.zeros(t + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    total = int(offsets[-1])
+
+    lo = np.empty(total, dtype=np.int64)
+    hi = np.empty(total, dtype=np.int64)
+    level = np.empty(total, dtype=np.int64)
+    parent = np.empty(total, dtype=np.int64)
+    first_child = np.empty(total, dtype=np.int64)
+    n_children = np.empty(total, dtype=np.int64)
+    for lev in range(t):
+        a, b, c, s = int(offsets[lev]), int(offsets[lev + 1]), int(counts[lev]), int(spans[lev])
+        j = np.arange(c, dtype=np.int64)
+        np.multiply(j, s, out=lo[a:b])
+        np.minimum(lo[a:b] + s, n, out=hi[a:b])
+        level[a:b] = lev
+        if lev == 0:
+            parent[a:b] = -1
+        else:
+            np.floor_divide(j, fanout, out=parent[a:b])
+            parent[a:b] += offsets[lev - 1]
+        if lev == t - 1:
+            first_child[a:b] = -1
+            n_children[a:b] = 0
+        else:
+            first = j * fanout
+            np.minimum(counts[lev + 1] - first, fanout, out=n_children[a:b])
+            np.add(first, offsets[lev + 1], out=first_child[a:b])
+    return TreeLayout(
+        n=n,
+        fanout=fanout,
+        spans=_readonly(spans),
+        level_offsets=_readonly(offsets),
+        lo=_readonly(lo),
+        hi=_readonly(hi),
+        level=_readonly(level),
+        parent=_readonly(parent),
+        first_child=_readonly(first_child),
+        n_children=_readonly(n_children),
+    )
+
+
+def _child_starts(layout: TreeLayout, lev: int) -> np.ndarray:
+    """Positions, inside level ``lev + 1``, of the first child of each level-``lev`` node."""
+    a = layout.level_offsets
+    return layout.first_child[a[lev] : a[lev + 1]] - a[lev + 1]
+
+
+def _expand(layout: TreeLayout, lev: int, values: np.ndarray) -> np.ndarray:
+    """Repeat per-node values of level ``lev`` once per child (level ``lev + 1`` order)."""
+    return np.repeat(values, layout.n_children[layout.level_slice(lev)])
+
+
+def _node_vector(layout: TreeLayout, values: ArrayLike, name: str) -> np.ndarray:
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.ndim == 0:
+        arr = np.full(layout.n_nodes, float(arr))
+    if arr.shape != (layout.n_nodes,):
+        raise ValidationError(
+            f"{name} must have one value per tree node ({layout.n_nodes}), got shape {arr.shape}"
+        )
+    return arr
+
+
+# --------------------------------------------------------------------------- consistency
+
+
+def consistency(
+    layout: TreeLayout, y: ArrayLike, var: ArrayLike, *, return_var: bool = False
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    """Generalised least-squares estimates of every node total (parent = sum of children).
+
+    Minimises ``sum_v (y_v - T_v)**2 / var_v`` over consistent trees ``T`` (the totals of
+    some leaf vector). ``var_v = inf`` marks an unmeasured node (its ``y_v`` is ignored and
+    may be NaN); ``var_v`` must otherwise be positive. A scalar ``var`` applies to all nodes.
+
+    Two passes (methods framework B.1, weighted form). Up: ``z_v, w_v`` = estimate of
+    ``T_v`` and its variance from the measurements in ``v``'s subtree,
+    ``z_v = (y_v/var_v + S/W) / (1/var_v + 1/W)`` with ``S, W`` the sums of the children's
+    ``z, w``. Down: ``est_u = z_u + (w_u / W) * (est_v - S)``. This is exact GLS because,
+    given a node's total, its children's subtrees are independent (Gaussian tree
+    smoothing). Children with ``w_u = inf`` (no information about their total) share the
+    parent's residual equally; when the problem is not identifiable the result is then
+    one of the minimisers.
+
+    With ``return_var=True`` also returns each estimate's variance (marginal, assuming
+    independent noise of the stated variances): ``P_u = w_u (1 - g_u) + g_u**2 P_v``
+    with ``g_u = w_u / W``; ``inf`` where the total is not identifiable.
+
+    Time ``O(#nodes)``, memory a few float64 arrays of ``#nodes``.
+    """
+    y = _node_vector(layout, y, "y")
+    var = _node_vector(layout, var, "var")
+    if np.any(np.isnan(var)) or np.any(var <= 0):
+        raise ValidationError("var must be positive (use inf for an unmeasured node)")
+    if not np.all(np.isfinite(y) | np.isinf(var)):
+        raise ValidationError("y must be finite wherever var is finite")
+    z = np.empty(layout.n_nodes)
+    w = np.empty(layout.n_nodes)
+    est = np.empty(layout.n_nodes)
+    post = np.empty(layout.n_nodes if return_var else 0)
+    _gls_up(layout.first_child, layout.n_children, y, var, z, w)
+    _gls_down(layout.first_child, layout.n_children, z, w, est, post, return_var)
+    if return_var:
+        return est, post
+    return est
+
+
+@njit(cache=True)
+def _gls_up(first_child, n_children, y, var, z, w):  # pragma: no cover - compiled
+    """Up pass: ``z, w`` = estimate of each subtree total from the measurements in the
+    subtree, and its variance (``inf``: no information)."""
+    for v in range(first_child.size - 1, -1, -1):
+        measured = not np.isinf(var[v])
+        k = n_children[v]
+        if k == 0:
+            z[v] = y[v] if measured else 0.0
+            w[v] = var[v]
+            continue
+        fc = first_child[v]
+        s = 0.0
+        ws = 0.0
+        for u in range(fc, fc + k):
+            s += z[u]
+            ws += w[u]
+        q = 1.0 / ws  # 0 when some child carries no information
+        if measured:
+            p = 1.0 / var[v]
+            z[v] = (p * y[v] + q * s) / (p + q)
+            w[v] = 1.0 / (p + q)
+        elif q > 0.0:
+            z[v] = s
+            w[v] = ws
+        else:
+            z[v] = s
+            w[v] = np.inf
+
+
+@njit(cache=True)
+def _gls_down(first_child, n_children, z, w, est, post, with_var):  # pragma: no cover
+    """Down pass: final estimates (and variances) from the up-pass ``z, w``."""
+    est[0] = z[0]
+    if with_var:
+        post[0] = w[0]
+    for v in range(first_child.size):
+        k = n_children[v]
+        if k == 0:
+            continue
+        fc = first_child[v]
+        s = 0.0
+        ws = 0.0
+        fin = 0.0
+        n_inf = 0
+        for u in range(fc, fc + k):
+            s += z[u]
+            ws += w[u]
+            if np.isinf(w[u]):
+                n_inf += 1
+            else:
+                fin += w[u]
+        resid = est[v] - s
+        if n_inf == 0:
+            for u in range(fc, fc + k):
+                g = w[u] / ws
+                est[u] = z[u] + g * resid
+                if with_var:
+                    post[u] = w[u] * (1.0 - g) + g * g * post[v]
+        else:
+            # No information on some children's totals: they share the residual
+            # equally; informed siblings keep their subtree estimates. A lone
+            # uninformed child is the parent minus its siblings; two or more are not
+            # identifiable.
+            for u in range(fc, fc + k):
+                if np.isinf(w[u]):
+                    est[u] = z[u] + resid / n_inf
+                    if with_var:
+                        post[u] = fin + post[v] if n_inf == 1 else np.inf
+                else:
+                    est[u] = z[u]
+                    if with_var:
+                        post[u] = w[u]
+
+
+def leaf_estimates(layout: TreeLayout, y: ArrayLike, var: ArrayLike) -> np.ndarray:
+    """Consistent leaf (bin) estimates: the last level of :func:`consistency`."""
+    return consistency(layout, y, var)[layout.leaf_slice]
+
+
+# --------------------------------------------------------------------------- cuts
+
+
+def _node_mask(layout: TreeLayout, mask: ArrayLike, name: str) -> np.ndarray:
+    arr = np.asarray(mask)
+    if arr.dtype != np.bool_ or arr.shape != (layout.n_nodes,):
+        raise ValidationError(
+            f"{name} must be a boolean mask with one entry per node ({layout.n_nodes})"
+        )
+    return arr
+
+
+def best_cut(layout: TreeLayout, node_cost: ArrayLike) -> np.ndarray:
+    """Minimum-cost cut of the tree (methods framework A.8, Selection).
+
+    A cut is a set of nodes whose intervals partition ``[0, n)``; its cost is the sum of
+    its nodes' costs. ``best(leaf) = cost(leaf)``, ``best(v) = min(cost(v), sum of the
+    children's best)``; ties keep ``v`` (the coarser choice), so the result is the
+    coarsest of the minimum-cost cuts. Returns a boolean node mask. Time ``O(#nodes)``.
+    """
+    cost = _node_vector(layout, node_cost, "node_cost")
+    if np.any(np.isnan(cost)):
+        raise ValidationError("node_cost contains NaN")
+    t = layout.n_levels
+    off = layout.level_offsets
+    best = cost.copy()
+    keep = np.ones(layout.n_nodes, dtype=bool)
+    for lev in range(t - 2, -1, -1):
+        p = slice(off[lev], off[lev + 1])
+        c = slice(off[lev + 1], off[lev + 2])
+        below = np.add.reduceat(best[c], _child_starts(layout, lev))
+        keep[p] = cost[p] <= below
+        best[p] = np.where(keep[p], cost[p], below)
+    # Top-down: a node is reached if no proper ancestor was kept.
+    cut = np.zeros(layout.n_nodes, dtype=bool)
+    reached = np.ones(1, dtype=bool)
+    for lev in range(t):
+        p = slice(off[lev], off[lev + 1])
+        cut[p] = reached & keep[p]
+        if lev < t - 1:
+            reached = _expand(layout, lev, reached & ~keep[p])
+    return cut
+
+
+def _under_cut(layout: TreeLayout, cut: np.ndarray) -> np.ndarray:
+    """Mask of nodes strictly inside the subtree of a cut node."""
+    off = layout.level_offsets
+    inside = np.zeros(layout.n_nodes, dtype=bool)
+    for lev in range(layout.n_levels - 1):
+        p = slice(off[lev], off[lev + 1])
+        c = slice(off[lev + 1], off[lev + 2])
+        inside[c] = _expand(layout, lev, inside[p] | cut[p])
+    return inside
+
+
+def is_cut(layout: TreeLayout, mask: ArrayLike) -> bool:
+    """Whether ``mask`` selects a cut (every leaf has exactly one ancestor-or-self in it)."""
+    mask = _node_mask(layout, mask, "mask")
+    off = layout.level_offsets
+    count = mask[off[0] : off[1]].astype(np.int64)
+    for lev in range(layout.n_levels - 1):
+        c = slice(off[lev + 1], off[lev + 2])
+        count = _expand(layout, lev, count) + mask[c]
+    return bool(np.all(count == 1))
+
+
+def frontiers(layout: TreeLayout, cut: ArrayLike) -> list[np.ndarray]:
+    """The cells ``F_l`` of every level for a cut (methods framework A.8).
+
+    ``F_l`` = level-``l`` nodes not strictly inside a cut node's subtree, plus the cut
+    nodes above level ``l``. Each ``F_l`` partitions ``[0, n)``. Returns, per level
+    (root first), the node indices of ``F_l`` sorted by position, ready to be measured
+    as interval sums ``[layout.lo[idx], layout.hi[idx])``.
+    Time ``O(#nodes + sum_l |F_l| log |F_l|)``.
+    """
+    cut = _node_mask(layout, cut, "cut")
+    if not is_cut(layout, cut):
+        raise ValidationError("cut must select nodes whose intervals partition [0, n)")
+    inside = _under_cut(layout, cut)
+    off = layout.level_offsets
+    out = []
+    above = np.empty(0, dtype=np.int64)  # cut nodes on levels < l
+    for lev in range(layout.n_levels):
+        a = int(off[lev])
+        own = a + np.flatnonzero(~inside[off[lev] : off[lev + 1]])
+        if above.size:
+            cells = np.concatenate((own, above))
+            cells = cells[np.argsort(layout.lo[cells], kind="stable")]
+        else:
+            cells = own
+        out.append(cells)
+        new_cuts = a + np.flatnonzero(cut[off[lev] : off[lev + 1]])
+        if new_cuts.size:
+            above = np.concatenate((above, new_cuts))
+    return out
+
+
+def frontier(layout: TreeLayout, cut: ArrayLike, level: int) -> np.ndarray:
+    """Node indices of ``F_level`` sorted by position (see :func:`frontiers`)."""
+    level = _positive_int(level, "level", 0)
+    if level >= layout.n_levels:
+        raise ValidationError(f"level must be below {layout.n_levels}, got {level}")
+    return frontiers(layout, cut)[level]
+
+
+# --------------------------------------------------------------------------- ranges
+
+
+def range_nodes(layout: TreeLayout, lo: int, hi: int) -> np.ndarray:
+    """Canonical decomposition of ``[lo, hi)`` into maximal tree nodes.
+
+    Returns node indices sorted by position: the nodes inside ``[lo, hi)`` whose parent
+    is not inside; at most ``2 (f - 1)`` per level. Time ``O(t + output)``.
+    """
+    lo = _positive_int(lo, "lo", 0)
+    hi = _positive_int(hi, "hi", 0)
+    n, f = layout.n, layout.fanout
+    if not lo < hi <= n:
+        raise ValidationError(f"need 0 <= lo < hi <= n={n}, got [{lo}, {hi})")
+    counts = layout.level_counts
+    pieces = []
+    prev = (0, 0)  # range of inside nodes on the level above (none above the root)
+    for lev, span in enumerate(layout.spans.tolist()):
+        a = -(-lo // span)
+        b = int(counts[lev]) if hi == n else hi // span
+        if a >= b:
+            prev = (0, 0)
+            continue
+        pa, pb = prev
+        base = int(layout.level_offsets[lev])
+        if pa < pb:
+            ca, cb = pa * f, min(pb * f, int(counts[lev]))
+            pieces += [np.arange(base + a, base + ca), np.arange(base + cb, base + b)]
+        else:
+            pieces.append(np.arange(base + a, base + b))
+        prev = (a, b)
+    nodes = np.concatenate(pieces).astype(np.int64)
+    return nodes[np.argsort(layout.lo[nodes], kind="stable")]
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def _iroot_ceil(n: int, k: int) -> int:
+    """Smallest integer ``r >= 1`` with ``r**k >= n``."""
+    r = max(1, round(n ** (1.0 / k)))
+    while r**k < n:
+        r += 1
+    while r > 1 and (r - 1) ** k >= n:
+        r -= 1
+    return r
+
+
+def hb_branching(n: int) -> tuple[int, int]:
+    """Qardaji et al.'s HB branching factor (methods framework B.2, DPBench rule).
+
+    Returns ``(b, h)`` minimising ``V(b) = (b - 1) h**3 - (2/3) (b + 1) h**2`` over
+    ``2 <= b <= n`` with the integer ``h = ceil(log_b n)``; the tree then has ``h + 1``
+    levels (``tree_levels(n, b) == h + 1``). The rule does not depend on epsilon.
+    Comparisons use the integer ``3 V``; ties go to the smallest ``b`` (what a scan over
+    increasing ``b`` that keeps the first minimum returns). ``n = 1`` gives ``(2, 0)``:
+    a single node, the fan-out is irrelevant.
+
+    ``V`` increases with ``b`` while ``h`` is constant, so only the smallest ``b`` of each
+    run of equal ``h`` can win: ``b = max(2, ceil(n**(1/k)))`` for ``k = 1 .. ceil(log2 n)``.
+    Time ``O(log^2 n)`` big-integer operations.
+    """
+    n = _positive_int(n, "n", 1)
+    if n == 1:
+        return 2, 0
+    candidates = sorted({max(2, _iroot_ceil(n, k)) for k in range(1, _ceil_log(n, 2) + 1)})
+    best: tuple[int, int, int] | None = None
+    for b in candidates:
+        h = _ceil_log(n, b)
+        v3 = 3 * (b - 1) * h**3 - 2 * (b + 1) * h**2
+        if best is None or v3 < best[0]:
+            best = (v3, b, h)
+    assert best is not None
+    return best[1], best[2]
+
+
+def level_budgets(t: int, kind: str = "uniform", ratio: float = 2.0 ** (1.0 / 3.0)) -> np.ndarray:
+    """Per-level budget shares (summing to 1), indexed by level, root first.
+
+    ``"uniform"``: ``1/t`` each (Hay et al.; DPBench HB). ``"geometric"``: share of level
+    ``l`` proportional to ``ratio**l``, so with ``ratio > 1`` the leaves get the most;
+    the default ``2**(1/3)`` reproduces Cormode et al.'s ratio (methods framework B.3).
+    Floats only; exact per-level budgets are the kernel's business.
+    """
+    t = _positive_int(t, "t", 1)
+    if kind == "uniform":
+        return np.full(t, 1.0 / t)
+    if kind == "geometric":
+        if not (isinstance(ratio, numbers.Real) and math.isfinite(ratio) and ratio > 0):
+            raise ValidationError(f"ratio must be a positive finite number, got {ratio!r}")
+        weights = float(ratio) ** np.arange(t, dtype=np.float64)
+        return weights / weights.sum()
+    raise ValidationError(f"kind must be 'uniform' or 'geometric', got {kind!r}")
