@@ -236,7 +236,7 @@ def run(blocks, eps=1.0, counts=(1, 2, 3), data=None):
     return run_pipeline(
         data,
         blocks,
-        State(n=data.n),
+        lambda plan: State(n=data.n, budgets=plan),
         epsilon=validate_epsilon(eps),
         budget=budget,
         noise=noise_source(1),

@@ -49,7 +49,11 @@ class Release:
     guarantee : str
         The guarantee in words.
     noise_variance : float ndarray or None
-        Per-bin variance of the noise in ``estimate`` (excludes smoothing bias).
+        Per-bin variance of the noise in ``estimate`` given the method's grouping
+        (excludes smoothing bias and the randomness of the grouping itself).
+    groups : int ndarray or None
+        Group label of each bin for methods that group bins (a released, private
+        output: it is computed from noisy measurements only).
     timings : mapping of block name to seconds.
     """
 
@@ -61,6 +65,7 @@ class Release:
     private: bool
     guarantee: str
     noise_variance: np.ndarray | None = None
+    groups: np.ndarray | None = None
     timings: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -71,6 +76,10 @@ class Release:
             var = np.array(self.noise_variance, dtype=np.float64)
             var.flags.writeable = False
             object.__setattr__(self, "noise_variance", var)
+        if self.groups is not None:
+            groups = np.array(self.groups, dtype=np.int64)
+            groups.flags.writeable = False
+            object.__setattr__(self, "groups", groups)
         prefix = np.zeros(est.size + 1)
         np.cumsum(est, out=prefix[1:])
         prefix.flags.writeable = False
@@ -131,6 +140,7 @@ class Release:
             "n": self.n,
             "estimate": self.estimate.tolist(),
             "noise_variance": None if self.noise_variance is None else self.noise_variance.tolist(),
+            "groups": None if self.groups is None else self.groups.tolist(),
             "ledger": [c.to_dict() for c in self.ledger],
             "timings": dict(self.timings),
         }

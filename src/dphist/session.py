@@ -16,6 +16,7 @@ from typing import Any
 
 from ._kernel import Accountant, Charge, noise_source, protect, run_pipeline, validate_epsilon
 from .blocks import State
+from .blocks.group import to_original_order
 from .errors import InternalError, PrivacyError
 from .methods import get_method
 from .release import Release
@@ -103,17 +104,17 @@ class Session:
         state, timings = run_pipeline(
             self._data,
             pipeline.blocks,
-            State(n=self.n),
+            lambda plan: State(n=self.n, budgets=plan),
             epsilon=eps,
             budget=budget,
             noise=self._noise.spawn(),
         )
         if state.estimate is None or state.estimate.shape != (self.n,):
             raise InternalError(f"method {info.name!r} produced no estimate of {self.n} bins")
-        estimate, variance = state.estimate, state.variance
-        if state.order is not None:
-            estimate = _unsort(estimate, state.order)
-            variance = None if variance is None else _unsort(variance, state.order)
+        order = state.order
+        estimate = to_original_order(state.estimate, order)
+        variance = None if state.variance is None else to_original_order(state.variance, order)
+        groups = None if state.labels is None else to_original_order(state.labels, order)
         return Release(
             estimate=estimate,
             method=info.name,
@@ -123,6 +124,7 @@ class Session:
             private=self._noise.private,
             guarantee=GUARANTEE_SECURE if self._noise.private else GUARANTEE_SEEDED,
             noise_variance=variance,
+            groups=groups,
             timings=timings,
         )
 
@@ -147,13 +149,6 @@ class Session:
         raise TypeError(
             "a live session cannot be pickled or copied: its budget would be duplicated"
         )
-
-
-def _unsort(values: Any, order: Any) -> Any:
-    """Values in working order -> original bin order (``order[k]`` is bin of position k)."""
-    out = values.copy()
-    out[order] = values
-    return out
 
 
 def publish(

@@ -7,7 +7,7 @@ each primitive.
 
 from .budget import REST, Accountant, Charge, as_fraction, resolve_shares, validate_epsilon
 from .data import ProtectedCounts, protect
-from .noise import NoiseSource, noise_source
+from .noise import NoiseSource, noise_source, noise_variance
 from .operators import GroupSums, Identity, IntervalSums, Query
 from .view import Measurement, PrivateView, run_pipeline
 
@@ -25,6 +25,7 @@ __all__ = [
     "Query",
     "as_fraction",
     "noise_source",
+    "noise_variance",
     "protect",
     "resolve_shares",
     "run_pipeline",

@@ -42,6 +42,7 @@ __all__ = [
     "discrete_laplace_variance",
     "lattice_parameters",
     "noise_source",
+    "noise_variance",
     "rational_scale",
 ]
 
@@ -231,6 +232,15 @@ def discrete_laplace_variance(t: int, s: int) -> float:
     a = s / t
     one_minus_p = -math.expm1(-a)
     return 2.0 * math.exp(-a) / (one_minus_p * one_minus_p)
+
+
+def noise_variance(sensitivity: Fraction, epsilon: Fraction) -> float:
+    """Variance of the noise ``PrivateView.measure`` adds for this sensitivity and epsilon.
+
+    Public arithmetic (no data): lets a block plan with the exact discrete variance,
+    which is slightly below the continuous ``2 (sensitivity/epsilon)**2``.
+    """
+    return discrete_laplace_variance(*rational_scale(Fraction(sensitivity), Fraction(epsilon)))
 
 
 def lattice_parameters(

@@ -17,7 +17,7 @@ returns, so a view kept by a block is useless afterwards.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Protocol
@@ -149,21 +149,23 @@ class Block(Protocol):
 def run_pipeline(
     data: ProtectedCounts,
     blocks: Sequence[Block],
-    state: Any,
+    start: Callable[[dict[str, Fraction]], Any],
     *,
     epsilon: Fraction,
     budget: Accountant,
     noise: NoiseSource,
 ) -> tuple[Any, dict[str, float]]:
-    """Run ``blocks`` in order on ``state``; each spends at most its share of ``epsilon``.
+    """Run ``blocks`` in order; each spends at most its share of ``epsilon``.
 
-    All shares are resolved (and may fail) before any block runs. A block with share
+    All shares are resolved (and may fail) before any block runs; ``start(plan)``
+    builds the initial state from the public per-block budgets. A block with share
     zero gets ``view=None``. Returns the final state and seconds spent per block.
     """
     names = [b.name for b in blocks]
     if len(set(names)) != len(names):
         raise CompositionError(f"block names must be unique within a method; got {names}")
     plan = resolve_shares(epsilon, {b.name: b.share for b in blocks})
+    state = start(dict(plan))
     timings: dict[str, float] = {}
     for block in blocks:
         eps = plan[block.name]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
@@ -18,7 +19,17 @@ import numpy as np
 from .._kernel import REST, PrivateView, as_fraction
 from ..errors import BudgetPlanError, CompositionError, InputTypeError, ValidationError
 
-__all__ = ["REST", "Block", "Pipeline", "State"]
+__all__ = ["REST", "Block", "Pipeline", "State", "weighting_variance"]
+
+# Noise variances below this are treated as this when used as weights: at huge
+# epsilon the exact discrete Laplace variance underflows to 0.0, and inverse-variance
+# weighting needs positive numbers. Weights are post-processing; privacy is unaffected.
+_MIN_WEIGHTING_VARIANCE = 1e-12
+
+
+def weighting_variance(variance: float | np.ndarray) -> float | np.ndarray:
+    """``variance`` floored at a tiny positive value, for use as an inverse weight."""
+    return np.maximum(variance, _MIN_WEIGHTING_VARIANCE)
 
 
 @dataclass(frozen=True, eq=False)
@@ -27,7 +38,8 @@ class State:
 
     Arrays are in *working order*: position ``k`` holds original bin ``order[k]``
     (identity order when ``order`` is None). ``variance`` is the per-bin noise
-    variance of ``estimate`` where a block can state it.
+    variance of ``estimate`` where a block can state it. ``budgets`` holds every
+    block's resolved epsilon (public: it follows from the method's shares).
     """
 
     n: int
@@ -36,6 +48,7 @@ class State:
     labels: np.ndarray | None = None
     estimate: np.ndarray | None = None
     variance: np.ndarray | None = None
+    budgets: Mapping[str, Fraction] = field(default_factory=dict)
     notes: Mapping[str, Any] = field(default_factory=dict)
 
     def with_(self, **changes: Any) -> State:

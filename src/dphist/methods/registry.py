@@ -72,10 +72,9 @@ def register(
                 )
             defaults[p.name] = p.default
         info = MethodInfo(name, summary, cite, tuple(aliases), recipe, MappingProxyType(defaults))
-        for key in (name, *aliases):
-            k = _key(key)
+        for k in dict.fromkeys(_key(key) for key in (name, *aliases)):
             if k in _LOOKUP:
-                raise CompositionError(f"method name {key!r} is registered twice")
+                raise CompositionError(f"method name {k!r} is registered twice")
             _LOOKUP[k] = name
         _REGISTRY[name] = info
         return recipe

@@ -1,0 +1,49 @@
+"""Publishing a grouping: one noisy total per group, spread evenly (Kellaris PUB)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._kernel import GroupSums, PrivateView
+from ..errors import CompositionError
+from .base import Block, State
+
+__all__ = ["GroupTotals", "to_original_order"]
+
+
+def to_original_order(values: np.ndarray, order: np.ndarray | None) -> np.ndarray:
+    """Working-order values -> original bin order (``order[k]`` is the bin at position k)."""
+    if order is None:
+        return values
+    out = np.empty_like(values)
+    out[order] = values
+    return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class GroupTotals(Block):
+    """One noisy total per group of ``state.labels``, spread evenly over its bins.
+
+    Kellaris et al., PVLDB 2017, §4 (the publication step of every smoothing
+    scheme; methods framework A.1). Privacy: the groups are public (an output of
+    earlier measurements), disjoint and cover every bin, so the vector of group
+    totals has sensitivity 1 and one discrete Laplace draw per group is
+    epsilon-DP. Drawing per bin would cost |g| times more and is never done.
+    """
+
+    label = "group_totals"
+    spends = True
+
+    def run(self, state: State, view: PrivateView | None) -> State:
+        if state.labels is None:
+            raise CompositionError("group_totals needs a grouping block before it")
+        labels = state.labels
+        m = view.measure(GroupSums(to_original_order(labels, state.order)))
+        sizes = np.bincount(labels).astype(np.float64)
+        per_bin = sizes[labels]
+        return state.with_(
+            estimate=m.values[labels] / per_bin,
+            variance=m.variance / per_bin**2,
+        )

@@ -1,0 +1,34 @@
+"""Ordering bins by their noisy counts (Kellaris's O; AHP's noisy sort)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._kernel import PrivateView
+from ..errors import CompositionError
+from .base import Block, State
+
+__all__ = ["SortByNoisy"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SortByNoisy(Block):
+    """Reorder the working domain by the released noisy counts (stable sort).
+
+    Kellaris et al., PVLDB 2017, §4 (ordering O). Post-processing of
+    ``state.noisy``: reads no data, spends nothing. Later blocks work on the sorted
+    domain; the session restores the original bin order at the end.
+    """
+
+    label = "order"
+    descending: bool = True
+
+    def run(self, state: State, view: PrivateView | None) -> State:
+        if state.noisy is None:
+            raise CompositionError("order needs noisy counts from an earlier block")
+        key = -state.noisy if self.descending else state.noisy
+        order = np.argsort(key, kind="stable")
+        variance = None if state.variance is None else state.variance[order]
+        return state.with_(order=order, noisy=state.noisy[order], variance=variance)
