@@ -137,6 +137,8 @@ class Charge:
 
     ``scale`` is the noise scale actually used, an exact rational at least
     ``sensitivity / epsilon``; ``size`` is the number of noisy values released.
+    ``certified`` is False only for reference-mode primitives that reproduce a
+    published noise scale known not to give epsilon-DP.
     """
 
     block: str
@@ -146,6 +148,7 @@ class Charge:
     scale: Fraction
     size: int
     query: str
+    certified: bool = True
 
     def to_dict(self) -> dict[str, object]:
         """JSON-safe form; exact rationals are kept as strings beside a float."""
@@ -158,6 +161,7 @@ class Charge:
             "scale": float(self.scale),
             "size": self.size,
             "query": self.query,
+            "certified": self.certified,
         }
 
 

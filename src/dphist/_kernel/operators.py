@@ -10,6 +10,10 @@ kernel reads it from the query; no block ever states a sensitivity.
 * :class:`IntervalSums` -- sums over arbitrary half-open intervals: sensitivity is
   the maximum number of intervals covering one bin (a tree of h levels: h; the n
   prefix sums: n), computed exactly with a difference array.
+* :class:`SignedIntervalSums` -- differences of two adjacent interval sums (Haar
+  coefficients): sensitivity is the maximum coverage of their spans.
+* :class:`WeightedIntervalSums` -- interval sums with per-query weights (GreedyH
+  strategies): sensitivity is the maximum weighted coverage, exactly.
 
 No query matrix is ever built.
 """
@@ -22,8 +26,16 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import ValidationError
+from .budget import as_fraction
 
-__all__ = ["GroupSums", "Identity", "IntervalSums", "Query"]
+__all__ = [
+    "GroupSums",
+    "Identity",
+    "IntervalSums",
+    "Query",
+    "SignedIntervalSums",
+    "WeightedIntervalSums",
+]
 
 
 class Query:
@@ -160,6 +172,107 @@ class IntervalSums(Query):
         np.add.at(delta, self.lo, 1)
         np.add.at(delta, self.hi, -1)
         return Fraction(int(np.cumsum(delta[:-1]).max()))
+
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        prefix = np.concatenate(([0], np.cumsum(np.asarray(x, dtype=np.int64))))
+        return prefix[self.hi] - prefix[self.lo]
+
+
+def _coverage(n: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """How many of the intervals ``[lo, hi)`` cover each bin (difference array)."""
+    delta = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(delta, lo, 1)
+    np.add.at(delta, hi, -1)
+    return np.cumsum(delta[:-1])
+
+
+@dataclass(frozen=True, eq=False)
+class SignedIntervalSums(Query):
+    """Differences ``sum x[lo:mid] - sum x[mid:hi]`` (Haar-style coefficients).
+
+    Each bin enters a coefficient with weight +-1 when it lies in ``[lo, hi)``, so
+    the sensitivity is the maximum number of intervals ``[lo, hi)`` covering one bin.
+    ``mid == hi`` makes a coefficient a plain interval sum.
+    """
+
+    n: int
+    lo: np.ndarray
+    mid: np.ndarray
+    hi: np.ndarray
+
+    def __post_init__(self) -> None:
+        n = _check_n(self.n)
+        arrays = [np.asarray(a) for a in (self.lo, self.mid, self.hi)]
+        if (
+            any(a.ndim != 1 or a.shape != arrays[0].shape for a in arrays)
+            or arrays[0].size == 0
+            or not all(np.issubdtype(a.dtype, np.integer) for a in arrays)
+        ):
+            raise ValidationError("coefficient bounds must be three equal 1-D integer arrays")
+        lo, mid, hi = (a.astype(np.int64) for a in arrays)
+        if lo.min() < 0 or hi.max() > n or np.any(lo >= mid) or np.any(mid > hi):
+            raise ValidationError(f"coefficients must satisfy 0 <= lo < mid <= hi <= n={n}")
+        for a in (lo, mid, hi):
+            a.flags.writeable = False
+        object.__setattr__(self, "n", n)
+        object.__setattr__(self, "lo", lo)
+        object.__setattr__(self, "mid", mid)
+        object.__setattr__(self, "hi", hi)
+
+    @property
+    def size(self) -> int:
+        return int(self.lo.size)
+
+    @property
+    def sensitivity(self) -> Fraction:
+        return Fraction(int(_coverage(self.n, self.lo, self.hi).max()))
+
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        prefix = np.concatenate(([0], np.cumsum(np.asarray(x, dtype=np.int64))))
+        return 2 * prefix[self.mid] - prefix[self.lo] - prefix[self.hi]
+
+
+@dataclass(frozen=True, eq=False)
+class WeightedIntervalSums(Query):
+    """Interval sums answered with per-query weights ``w_q > 0`` (a weighted strategy).
+
+    The released quantity is ``w_q * sum x[lo_q:hi_q]``; its L1 sensitivity is the
+    largest weighted coverage ``max_i sum_{q covers i} w_q``, computed exactly from the
+    weights read as decimals. The kernel answers query ``q`` as the plain sum plus
+    noise of scale ``sensitivity / (w_q * epsilon)``, which is the same mechanism
+    rescaled by ``1/w_q``; ``Measurement.values`` are the plain noisy sums.
+    """
+
+    n: int
+    lo: np.ndarray
+    hi: np.ndarray
+    weights: tuple[Fraction, ...]
+
+    def __post_init__(self) -> None:
+        base = IntervalSums(self.n, self.lo, self.hi)
+        weights = tuple(as_fraction(w, name="query weight") for w in self.weights)
+        if len(weights) != base.size or min(weights) <= 0:
+            raise ValidationError("need one positive weight per interval")
+        object.__setattr__(self, "n", base.n)
+        object.__setattr__(self, "lo", base.lo)
+        object.__setattr__(self, "hi", base.hi)
+        object.__setattr__(self, "weights", weights)
+
+    @property
+    def size(self) -> int:
+        return int(self.lo.size)
+
+    @property
+    def sensitivity(self) -> Fraction:
+        events: dict[int, Fraction] = {}
+        for a, b, w in zip(self.lo.tolist(), self.hi.tolist(), self.weights, strict=True):
+            events[a] = events.get(a, Fraction(0)) + w
+            events[b] = events.get(b, Fraction(0)) - w
+        best = running = Fraction(0)
+        for pos in sorted(events):
+            running += events[pos]
+            best = max(best, running)
+        return best
 
     def apply(self, x: np.ndarray) -> np.ndarray:
         prefix = np.concatenate(([0], np.cumsum(np.asarray(x, dtype=np.int64))))

@@ -24,6 +24,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from .._numeric.deviation import (
+    l1_partition_pow2,
+    l1_partition_streamed,
+    pow2_deviations,
+    window_deviations,
+)
+from .._numeric.tree import TreeLayout, best_cut
 from ..errors import CompositionError, InternalError
 from .budget import Accountant, Charge, as_fraction, resolve_shares
 from .data import ProtectedCounts
@@ -35,13 +42,17 @@ __all__ = ["Measurement", "PrivateView", "run_pipeline"]
 
 @dataclass(frozen=True, eq=False)
 class Measurement:
-    """Noisy answers to one query; ``variance`` is the noise variance of each answer."""
+    """Noisy answers to one query; ``variance`` is the noise variance of each answer.
+
+    ``variance`` is one number when every answer has the same noise, else an array.
+    ``scale`` is the noise scale of an unweighted answer.
+    """
 
     values: np.ndarray
     query: Query
     epsilon: Fraction
     scale: Fraction
-    variance: float
+    variance: float | np.ndarray
 
     def __post_init__(self) -> None:
         self.values.flags.writeable = False
@@ -91,11 +102,23 @@ class PrivateView:
     def measure(self, query: Query, *, epsilon: object = None) -> Measurement:
         """Answer ``query`` with exact discrete Laplace noise of scale >= sensitivity/epsilon.
 
-        ``epsilon`` defaults to all the budget the block has left.
+        ``epsilon`` defaults to all the budget the block has left. For a weighted query
+        answer ``q`` gets scale ``sensitivity / (w_q epsilon)``: the privacy loss of one
+        record is ``sum_q w_q epsilon / sensitivity <= epsilon`` over the answers it
+        enters.
         """
         eps = self._epsilon(epsilon)
         self._check(query)
         sensitivity = query.sensitivity
+        weights = getattr(query, "weights", None)
+        if weights is None:
+            plan = [(slice(None), rational_scale(sensitivity, eps))]
+        else:  # answer q gets scale sensitivity / (w_q * eps): one sampler call per weight
+            w_arr = np.array(weights, dtype=object)
+            plan = [
+                (np.flatnonzero(w_arr == w), rational_scale(sensitivity, eps * w))
+                for w in sorted(set(weights))
+            ]
         t, s = rational_scale(sensitivity, eps)
         self._budget.charge(
             Charge(
@@ -108,9 +131,14 @@ class PrivateView:
                 query.describe(),
             )
         )
-        exact = query.apply(self._data._read())
-        noisy = exact + self._noise.discrete_laplace(t, s, query.size)
-        return Measurement(noisy, query, eps, Fraction(t, s), discrete_laplace_variance(t, s))
+        noisy = query.apply(self._data._read())
+        variance = np.empty(query.size)
+        for idx, (ti, si) in plan:
+            noisy[idx] += self._noise.discrete_laplace(ti, si, variance[idx].size)
+            variance[idx] = discrete_laplace_variance(ti, si)
+        if weights is None:
+            variance = float(variance[0])
+        return Measurement(noisy, query, eps, Fraction(t, s), variance)
 
     def measure_real(self, query: Query, *, epsilon: object = None) -> Measurement:
         """Release a real-valued statistic by the lattice Laplace mechanism.
@@ -133,8 +161,163 @@ class PrivateView:
         noisy = np.rint(exact / gf) * gf + gf * self._noise.discrete_laplace(t, s, query.size)
         return Measurement(noisy, query, eps, scale, gf * gf * discrete_laplace_variance(t, s))
 
+    def noisy_partition(
+        self,
+        family: str | TreeLayout,
+        *,
+        penalty: float | np.ndarray,
+        epsilon: object = None,
+        mode: str = "certified",
+        order: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Choose a grouping by noisy L1 costs (DAWA's partition; Kellaris S1, S~, S1+H).
+
+        Candidates: ``"all"`` intervals (S1), ``"pow2"`` intervals of power-of-two
+        length at every start (S~), or the nodes of a :class:`TreeLayout` (S1+H).
+        Each candidate ``B`` costs ``dev(B) + penalty + eta_B`` with ``dev`` the L1
+        deviation around the mean; the cheapest partition (or tree cut) is returned;
+        the noisy costs themselves are never released. ``penalty`` is a public
+        constant per group (an array over tree nodes for a tree). With a public
+        ``order`` (a permutation from an earlier release) the candidates are intervals
+        of the reordered bins.
+
+        Privacy (``mode="certified"``; methods framework A.2). One record changes
+        ``dev(B)`` by at most ``D_B = 2(1 - 1/|B|)`` for every ``B`` containing it.
+        Fix an output; let ``B*`` be its group containing the changed bin. Shifting
+        only ``eta_{B*}`` by ``s = delta_{B*} - min_{B' != B*} delta_{B'}`` keeps that
+        output optimal (every competitor has exactly one group containing the bin), so
+        the output probabilities differ by at most ``exp(|s| / sigma_{B*})`` with
+        ``|s| <= D_{B*} + D* + 2g`` (``D*`` the largest ``D_B``, ``g`` the lattice of the
+        rounded costs). Noise of scale ``sigma_B = (D_B + D* + 2g)/epsilon`` (``"pow2"``,
+        tree) or the largest such scale for every candidate (``"all"``, which streams
+        its candidates) therefore gives epsilon-DP. Ties cannot break the argument:
+        the dynamic programs break ties by a fixed order on partitions.
+
+        ``mode="reference"`` reproduces the public DAWA code (scale
+        ``(2 - 1/|B| - 1/N)/epsilon``, no noise on single bins, costs floored at
+        ``penalty``), which is *not* epsilon-DP; its charge is marked uncertified
+        and releases that use it are not private.
+        """
+        if mode not in ("certified", "reference"):
+            raise InternalError(f"unknown partition noise mode {mode!r}")
+        eps = self._epsilon(epsilon)
+        n = self.n
+        tree = family if isinstance(family, TreeLayout) else None
+        if tree is None and family not in ("all", "pow2"):
+            raise InternalError(f"unknown candidate family {family!r}")
+        if tree is not None:
+            longest = int((tree.hi - tree.lo).max())
+        else:
+            longest = n if family == "all" else 1 << (n.bit_length() - 1)
+        d_star = 2 - Fraction(2, longest)
+        g = Fraction(1, 1 << 40) if d_star == 0 else _lattice_step(d_star)
+        certified = mode == "certified"
+        top_scale = (2 * d_star + 2 * g) / eps if certified else Fraction(2) / eps
+        self._budget.charge(
+            Charge(
+                self.block,
+                "noisy_partition",
+                eps,
+                2 * d_star + 2 * g,
+                top_scale,
+                0,
+                f"L1 partition over {family if tree is None else 'tree nodes'} (n={n}, {mode})",
+                certified,
+            )
+        )
+        x = self._data._read()
+        if order is not None:
+            x = x[order]
+        if tree is not None:
+            return self._tree_cut(x, tree, eps, g, d_star, penalty, certified)
+        if family == "pow2":
+            return self._pow2_partition(x, eps, g, d_star, penalty, certified)
+        return self._full_partition(x, eps, g, d_star, penalty, certified)
+
+    def _lattice_noise(self, scale: Fraction, g: Fraction, size: int) -> np.ndarray:
+        """``size`` draws of g * DiscreteLaplace(scale / g), as floats."""
+        t, s = rational_scale(scale / g, Fraction(1))
+        return float(g) * self._noise.discrete_laplace(t, s, size).astype(np.float64)
+
+    def _noisy_costs(self, dev, lengths, eps, g, d_star, penalty, certified, n):
+        """dev (rounded to the lattice) + penalty + noise, per candidate length."""
+        gf = float(g)
+        out = np.rint(dev / gf) * gf
+        for length in np.unique(lengths):
+            idx = lengths == length
+            d_b = 2 - Fraction(2, int(length))
+            if certified:
+                scale = (d_b + d_star + 2 * g) / eps
+            elif length == 1:
+                continue
+            else:
+                scale = (2 - Fraction(1, int(length)) - Fraction(1, n)) / eps
+            out[idx] += self._lattice_noise(scale, g, int(idx.sum()))
+        out += penalty
+        return out if certified else np.maximum(out, penalty)
+
+    def _pow2_partition(self, x, eps, g, d_star, penalty, certified):
+        lengths, dev = pow2_deviations(x)
+        fits = np.arange(self.n)[None, :] <= (self.n - lengths)[:, None]
+        costs = np.full(dev.shape, np.inf)
+        flat_len = np.broadcast_to(lengths[:, None], dev.shape)[fits]
+        costs[fits] = self._noisy_costs(
+            dev[fits], flat_len, eps, g, d_star, penalty, certified, self.n
+        )
+        return l1_partition_pow2(costs)
+
+    def _full_partition(self, x, eps, g, d_star, penalty, certified):
+        n = self.n
+        scale = (2 * d_star + 2 * g) / eps
+        gf = float(g)
+
+        def to_costs(b0: int, dev: np.ndarray) -> np.ndarray:
+            ends = np.arange(b0, b0 + dev.shape[0])[:, None]
+            valid = np.arange(n)[None, :] <= ends
+            out = np.full(dev.shape, np.inf)
+            if certified:
+                out[valid] = np.rint(dev[valid] / gf) * gf + penalty
+                out[valid] += self._lattice_noise(scale, g, int(valid.sum()))
+                return out
+            lengths = (ends - np.arange(n)[None, :] + 1)[valid]
+            out[valid] = self._noisy_costs(dev[valid], lengths, eps, g, d_star, penalty, False, n)
+            return out
+
+        return l1_partition_streamed(x, to_costs, prefer_singleton=not certified)
+
+    def _tree_cut(self, x, tree, eps, g, d_star, penalty, certified):
+        prefix = np.concatenate(([0], np.cumsum(x)))
+        dev = np.empty(tree.n_nodes)
+        for level in range(tree.n_levels):
+            sl = tree.level_slice(level)
+            lo, hi = tree.lo[sl], tree.hi[sl]
+            width = int((hi - lo).max())
+            if width == 1:
+                dev[sl] = 0.0
+                continue
+            windows = window_deviations(x, width)
+            full = (hi - lo) == width
+            dev[sl] = np.where(full, windows[np.minimum(lo, windows.size - 1)], np.nan)
+            for k in np.flatnonzero(~full):  # the truncated right-edge node
+                a, b = int(lo[k]), int(hi[k])
+                seg = x[a:b].astype(np.float64)
+                dev[sl.start + k] = np.abs(seg - (prefix[b] - prefix[a]) / (b - a)).sum()
+        lengths = tree.hi - tree.lo
+        costs = self._noisy_costs(dev, lengths, eps, g, d_star, penalty, certified, self.n)
+        return best_cut(tree, costs)
+
     def close(self) -> None:
         self._open = False
+
+
+def _lattice_step(d_star: Fraction) -> Fraction:
+    """Largest power of two at most ``d_star * 2**-21``: rounding costs to it inflates
+    the coupling bound by a relative 2**-20 at most."""
+    target = d_star / (1 << 21)
+    step = Fraction(1)
+    while step > target:
+        step /= 2
+    return step
 
 
 class Block(Protocol):

@@ -21,10 +21,11 @@ optimum of the objective is ``F(N) - 2N/eps1**2``.
 A partition is an ``int64`` array of group starts beginning with 0: ``[0, 3, 7]``
 means the groups ``[0,3), [3,7), [7,N)``.
 
-Tie-break (all solvers): when several last groups give the same value of ``F(t)``,
-the one with the smallest start ``tau`` (the longest group) wins. The plain DP and
-PELT evaluate every candidate with the same floating-point expression, so they
-return identical partitions, not merely equally good ones.
+Tie-break: when several last groups give the same value of ``F(t)``, the one with
+the smallest start ``tau`` (the longest group) wins. The plain DP and PELT evaluate
+every candidate with the same floating-point expression, so they return identical
+partitions, not merely equally good ones; the sorted-input solver follows the same
+rule up to rounding.
 
 Numerics: group sums come from prefix sums of ``y - mean(y)``. Centring removes the
 cancellation that raw prefix sums of squares suffer for large counts (performance

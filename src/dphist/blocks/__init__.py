@@ -1,17 +1,22 @@
 """Building blocks of methods. A method is a short :class:`Pipeline` of them."""
 
 from .base import REST, Block, Pipeline, State
+from .fixed import FixedQueries
 from .group import GroupTotals
 from .order import SortByNoisy
 from .publish import NoisyBins, NoisyTotal
-from .smoothing import SquaredErrorGrouping
-from .tree import HierarchicalSmoothing, Hierarchy
+from .smoothing import AbsoluteErrorGrouping, SquaredErrorGrouping
+from .tree import FrontierRelease, Hierarchy, TreeCutAbsolute, TreeCutSquared
+from .wavelet import HaarCoefficients
 
 __all__ = [
     "REST",
+    "AbsoluteErrorGrouping",
     "Block",
+    "FixedQueries",
+    "FrontierRelease",
     "GroupTotals",
-    "HierarchicalSmoothing",
+    "HaarCoefficients",
     "Hierarchy",
     "NoisyBins",
     "NoisyTotal",
@@ -19,4 +24,6 @@ __all__ = [
     "SortByNoisy",
     "SquaredErrorGrouping",
     "State",
+    "TreeCutAbsolute",
+    "TreeCutSquared",
 ]

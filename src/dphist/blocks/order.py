@@ -30,5 +30,13 @@ class SortByNoisy(Block):
             raise CompositionError("order needs noisy counts from an earlier block")
         key = -state.noisy if self.descending else state.noisy
         order = np.argsort(key, kind="stable")
-        variance = None if state.variance is None else state.variance[order]
-        return state.with_(order=order, noisy=state.noisy[order], variance=variance)
+
+        def permute(a):
+            return None if a is None else a[order]
+
+        return state.with_(
+            order=order,
+            noisy=state.noisy[order],
+            estimate=permute(state.estimate),
+            variance=permute(state.variance),
+        )

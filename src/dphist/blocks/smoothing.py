@@ -10,9 +10,11 @@ from .._numeric.segment import labels_from_starts, segment, segment_sorted
 from ..errors import CompositionError, ValidationError
 from .base import Block, State, weighting_variance
 
-__all__ = ["SquaredErrorGrouping", "equivalent_epsilon"]
+__all__ = ["AbsoluteErrorGrouping", "SquaredErrorGrouping", "equivalent_epsilon"]
 
 NOISE_TERMS = ("first_principles", "paper")
+CANDIDATES = ("all", "pow2")
+NOISE_MODES = ("certified", "reference")
 
 
 def equivalent_epsilon(variance: float) -> float:
@@ -57,4 +59,43 @@ class SquaredErrorGrouping(Block):
             eps2_cost = float(eps2)
         solve = segment_sorted if state.order is not None else segment
         starts = solve(state.noisy, eps1=eps1, eps2=eps2_cost, noise_term=self.noise_term)
+        return state.with_(labels=labels_from_starts(starts, state.n))
+
+
+@dataclass(frozen=True, kw_only=True)
+class AbsoluteErrorGrouping(Block):
+    """S1 / S~: DAWA's L1 partition by noisy interval costs.
+
+    Kellaris et al., PVLDB 2017, §4 (S1: all intervals, O(N^2 log N); S~: intervals of
+    power-of-two length at every start, O(N log^2 N)); Li et al. (DAWA), PVLDB 2014,
+    §3. A group costs ``dev(B) + 1/epsilon2`` (its L1 deviation plus the expected
+    absolute publication noise) plus noise; the kernel's noisy-partition primitive
+    returns only the cheapest partition. Privacy: ``noise="certified"`` (default) is
+    epsilon-DP by the coupling argument in ``PrivateView.noisy_partition``;
+    ``noise="reference"`` reproduces the published DAWA code's scale, which is not
+    epsilon-DP, and marks the release as not private.
+    """
+
+    label = "l1_grouping"
+    spends = True
+    candidates: str = "all"
+    publisher: str = "group_totals"
+    noise: str = "certified"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.candidates not in CANDIDATES:
+            raise ValidationError(
+                f"candidates must be one of {CANDIDATES}; got {self.candidates!r}"
+            )
+        if self.noise not in NOISE_MODES:
+            raise ValidationError(f"noise must be one of {NOISE_MODES}; got {self.noise!r}")
+
+    def run(self, state: State, view: PrivateView | None) -> State:
+        eps2 = state.budgets.get(self.publisher)
+        if eps2 is None:
+            raise CompositionError(f"l1_grouping: no block named {self.publisher!r} publishes")
+        starts = view.noisy_partition(
+            self.candidates, penalty=1.0 / float(eps2), mode=self.noise, order=state.order
+        )
         return state.with_(labels=labels_from_starts(starts, state.n))

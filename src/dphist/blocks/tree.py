@@ -21,7 +21,13 @@ from .._numeric.tree import (
 from ..errors import CompositionError, ValidationError
 from .base import Block, State, weighting_variance
 
-__all__ = ["HierarchicalSmoothing", "Hierarchy", "split_epsilon"]
+__all__ = [
+    "FrontierRelease",
+    "Hierarchy",
+    "TreeCutAbsolute",
+    "TreeCutSquared",
+    "split_epsilon",
+]
 
 ALLOCATIONS = ("uniform", "geometric")
 
@@ -102,68 +108,123 @@ class Hierarchy(Block):
         return state.with_(estimate=est[leaves], variance=est_var[leaves])
 
 
+def _final_variance(epsilon: Fraction, layout: TreeLayout, allocation: str) -> np.ndarray:
+    """Variance of each node's total after the frontier release averages its own level
+    and every level below (inverse-variance weights), indexed by level."""
+    level_eps = split_epsilon(epsilon, layout.n_levels, allocation)
+    level_var = weighting_variance(np.array([noise_variance(1, e) for e in level_eps]))
+    return 1.0 / np.cumsum((1.0 / level_var)[::-1])[::-1]
+
+
 @dataclass(frozen=True, kw_only=True)
-class HierarchicalSmoothing(Block):
-    """S2+H: smooth over tree nodes, then release the cut with the averaging trick.
+class _TreeCut(Block):
+    """Shared settings of the blocks that choose a cut of the fan-out tree."""
 
-    Kellaris et al., PVLDB 2017, §6, made precise in the methods framework A.8.
-    Post-processing chooses a cut of the fan-out tree from ``state.noisy`` (node cost
-    = noisy SSE - (|v|-1) sigma1**2 + the node's final noise variance / |v|). Then
-    for every level the frontier cells (level nodes not inside a cut node, plus cut
-    nodes above the level) are measured; each frontier partitions the bins, so each
-    level is a sensitivity-1 measurement with its share, and the cut, an output of
-    the earlier epsilon1 measurement, is public: epsilon1 + epsilon2 by adaptive
-    composition. A cut node's repeated measurements are averaged by inverse
-    variance, the pruned tree is made consistent and each cut node's total is spread
-    evenly over its bins (post-processing).
-    """
-
-    label = "tree_smoothing"
-    spends = True
     fanout: object = 16
     allocation: str = "uniform"
+    publisher: str = "frontier_release"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         _check_tree_args(self.fanout, self.allocation)
 
+    def _setup(self, state: State) -> tuple[TreeLayout, np.ndarray]:
+        if state.order is not None:
+            raise CompositionError(f"{self.label} needs the natural bin order")
+        eps2 = state.budgets.get(self.publisher)
+        if eps2 is None:
+            raise CompositionError(f"{self.label}: no block named {self.publisher!r} publishes")
+        layout = tree_layout(state.n, _fanout(self.fanout, state.n))
+        final_var = _final_variance(eps2, layout, self.allocation)[layout.level]
+        return layout, final_var
+
+
+@dataclass(frozen=True, kw_only=True)
+class TreeCutSquared(_TreeCut):
+    """S2+H's grouping: the cut of tree nodes with least expected squared error.
+
+    Kellaris et al., PVLDB 2017, §6 (methods framework A.8). Node cost = SSE of the
+    noisy counts - (|v|-1) sigma1**2 + (final noise variance of v's total)/|v|,
+    minimised over cuts by a tree DP. Post-processing of ``state.noisy``.
+    """
+
+    label = "tree_cut"
+
     def run(self, state: State, view: PrivateView | None) -> State:
         if state.noisy is None or state.variance is None:
-            raise CompositionError("tree_smoothing needs noisy counts from an earlier block")
-        if state.order is not None:
-            raise CompositionError("tree_smoothing needs the natural bin order")
-        n = state.n
-        layout = tree_layout(n, _fanout(self.fanout, n))
-        t = layout.n_levels
-        level_eps = split_epsilon(view.remaining, t, self.allocation)
-        level_var = weighting_variance(np.array([noise_variance(1, e) for e in level_eps]))
-        # variance of a node's total after averaging its own and all lower levels
-        final_var = 1.0 / np.cumsum((1.0 / level_var)[::-1])[::-1]
+            raise CompositionError("tree_cut needs noisy counts from an earlier block")
+        layout, final_var = self._setup(state)
         length = (layout.hi - layout.lo).astype(np.float64)
         p1, p2 = centred_prefix_sums(state.noisy)
         sse = (p2[layout.hi] - p2[layout.lo]) - (p1[layout.hi] - p1[layout.lo]) ** 2 / length
-        sigma1 = float(state.variance.max())
-        cost = sse - (length - 1) * sigma1 + final_var[layout.level] / length
-        cut = best_cut(layout, cost)
+        sigma1 = float(weighting_variance(state.variance.max()))
+        cut = best_cut(layout, sse - (length - 1) * sigma1 + final_var / length)
+        return state.with_(notes={**state.notes, "tree": layout, "cut": cut})
 
+
+@dataclass(frozen=True, kw_only=True)
+class TreeCutAbsolute(_TreeCut):
+    """S1+H's grouping: DAWA's noisy L1 costs restricted to tree nodes.
+
+    Kellaris et al., PVLDB 2017, §6 (methods framework A.8). Node cost = dev(v) +
+    the expected absolute publication error sqrt(V_v/2) + certified noise, chosen by
+    the kernel's noisy-partition primitive (its privacy argument is in
+    ``PrivateView.noisy_partition``); only the cut is released.
+    """
+
+    label = "tree_cut"
+    spends = True
+    noise: str = "certified"
+
+    def run(self, state: State, view: PrivateView | None) -> State:
+        layout, final_var = self._setup(state)
+        cut = view.noisy_partition(layout, penalty=np.sqrt(final_var / 2), mode=self.noise)
+        return state.with_(notes={**state.notes, "tree": layout, "cut": cut})
+
+
+@dataclass(frozen=True, kw_only=True)
+class FrontierRelease(Block):
+    """Release a tree cut with the averaging optimisation, then make it consistent.
+
+    Kellaris et al., PVLDB 2017, §6, made precise in the methods framework A.8. For
+    every level the frontier cells (level nodes not inside a cut node, plus cut
+    nodes above the level) partition the bins, so each level is one sensitivity-1
+    measurement with its share of the block's budget; the cut is public (released
+    earlier), so the levels compose to the block's epsilon. A cut node's repeated
+    measurements are averaged by inverse variance, the pruned tree is made
+    consistent (weighted least squares) and each cut node's total is spread evenly
+    over its bins: post-processing.
+    """
+
+    label = "frontier_release"
+    spends = True
+    allocation: str = "uniform"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check_tree_args(16, self.allocation)
+
+    def run(self, state: State, view: PrivateView | None) -> State:
+        layout, cut = state.notes.get("tree"), state.notes.get("cut")
+        if layout is None or cut is None:
+            raise CompositionError("frontier_release needs a tree cut block before it")
         cells = frontiers(layout, cut)
         values, variances = _measure_levels(view, layout, cells, self.allocation)
-        # inverse-variance sums per node over the levels where it is a frontier cell
         info = np.zeros(layout.n_nodes)
         weighted = np.zeros(layout.n_nodes)
         for idx, vals, v in zip(cells, values, variances, strict=True):
             info[idx] += 1.0 / v
             weighted[idx] += vals / v
         measured = info > 0
-        y = np.where(measured, weighted / np.where(measured, info, 1.0), np.nan)
+        safe = np.where(measured, info, 1.0)
+        y = np.where(measured, weighted / safe, np.nan)
         # nodes strictly inside a cut subtree are never frontier cells: variance inf
-        var = np.where(measured, 1.0 / np.where(measured, info, 1.0), np.inf)
+        var = np.where(measured, 1.0 / safe, np.inf)
         est, est_var = consistency(layout, y, var, return_var=True)
 
         groups = np.flatnonzero(cut)
+        groups = groups[np.argsort(layout.lo[groups], kind="stable")]
         sizes = layout.hi[groups] - layout.lo[groups]
-        order = np.argsort(layout.lo[groups], kind="stable")
-        groups, sizes = groups[order], sizes[order]
         labels = np.repeat(np.arange(groups.size), sizes)
         per_bin = sizes[labels].astype(np.float64)
         return state.with_(

@@ -8,14 +8,19 @@ from __future__ import annotations
 
 from ..blocks import (
     REST,
+    AbsoluteErrorGrouping,
+    FixedQueries,
+    FrontierRelease,
     GroupTotals,
-    HierarchicalSmoothing,
+    HaarCoefficients,
     Hierarchy,
     NoisyBins,
     NoisyTotal,
     Pipeline,
     SortByNoisy,
     SquaredErrorGrouping,
+    TreeCutAbsolute,
+    TreeCutSquared,
 )
 from .registry import register
 
@@ -39,52 +44,189 @@ def uniform() -> Pipeline:
     return Pipeline((NoisyTotal(share=REST),))
 
 
-# --- Kellaris, Papadopoulos, Papadias: "Engineering methods for differentially private
-# histograms: efficiency beyond utility" (PVLDB 2017), Table 1. Defaults follow §7:
-# 0.25/0.75 for smoothing schemes, 0.65/0.35 for ordering schemes.
+# --- Kellaris, Papadopoulos, Papadias, "Differentially private histograms for range-sum
+# queries: a modular approach" / "Engineering methods for differentially private
+# histograms: efficiency beyond utility" (PVLDB 2017), Table 1: 15 schemes. Defaults
+# follow its §7: epsilon1 = 0.25 epsilon for smoothing schemes, 0.65 epsilon for ordering
+# schemes (split evenly between ordering and grouping where both read the data).
+# ``noise="reference"`` on the S1/S~ schemes reproduces the public DAWA code's noise,
+# which is not epsilon-DP; such releases say so (``private=False``).
+
+_KELLARIS = "Kellaris et al., PVLDB 2017"
 
 
-@register(
-    "S2",
-    summary="noisy counts, exact squared-error grouping (PELT), one noisy total per group",
-    cite="Kellaris et al., PVLDB 2017, §5.1 (scheme 3)",
-    aliases=("s2",),
-)
-def s2(*, ratio: float = 0.25, noise_term: str = "first_principles") -> Pipeline:
-    return Pipeline(
-        (
+def _smoothing(
+    grouping: str, ratio: float, noise: str, noise_term: str, publisher: str = "group_totals"
+) -> tuple:
+    """The grouping blocks of S1 / S~ / S2 spending ``ratio`` of epsilon."""
+    if grouping == "S2":
+        return (
             NoisyBins(share=ratio),
-            SquaredErrorGrouping(noise_term=noise_term),
-            GroupTotals(share=REST),
+            SquaredErrorGrouping(noise_term=noise_term, publisher=publisher),
         )
+    candidates = "all" if grouping == "S1" else "pow2"
+    return (
+        AbsoluteErrorGrouping(share=ratio, candidates=candidates, noise=noise, publisher=publisher),
     )
 
 
-@register(
-    "O+S2",
-    summary="noisy counts, sorted, exact squared-error grouping of the sorted domain",
-    cite="Kellaris et al., PVLDB 2017, §4-§5.1 (scheme 6)",
-    aliases=("o+s2", "os2"),
-)
-def o_s2(*, ratio: float = 0.65, noise_term: str = "first_principles") -> Pipeline:
-    return Pipeline(
-        (
-            NoisyBins(share=ratio),
-            SortByNoisy(),
-            SquaredErrorGrouping(noise_term=noise_term),
-            GroupTotals(share=REST),
+def _register_smoothing(grouping: str, number: int, section: str, aliases: tuple) -> None:
+    def recipe(*, ratio: float = 0.25, noise: str = "certified") -> Pipeline:
+        return Pipeline((*_smoothing(grouping, ratio, noise, ""), GroupTotals(share=REST)))
+
+    def recipe_s2(*, ratio: float = 0.25, noise_term: str = "first_principles") -> Pipeline:
+        return Pipeline((*_smoothing("S2", ratio, "", noise_term), GroupTotals(share=REST)))
+
+    what = {
+        "S1": "DAWA L1 partition over all intervals (certified noise)",
+        "S~": "DAWA L1 partition over power-of-two intervals (certified noise)",
+        "S2": "noisy counts, exact squared-error grouping (PELT)",
+    }[grouping]
+    register(
+        grouping,
+        summary=f"{what}, one noisy total per group",
+        cite=f"{_KELLARIS}, {section} (scheme {number})",
+        aliases=aliases,
+    )(recipe_s2 if grouping == "S2" else recipe)
+
+
+def _register_ordered(grouping: str, number: int, aliases: tuple) -> None:
+    def recipe(*, ratio: float = 0.65, noise: str = "certified") -> Pipeline:
+        half = ratio / 2
+        return Pipeline(
+            (
+                NoisyBins(share=half),
+                SortByNoisy(),
+                AbsoluteErrorGrouping(
+                    share=ratio - half,
+                    candidates="all" if grouping == "S1" else "pow2",
+                    noise=noise,
+                ),
+                GroupTotals(share=REST),
+            )
         )
-    )
+
+    def recipe_s2(*, ratio: float = 0.65, noise_term: str = "first_principles") -> Pipeline:
+        return Pipeline(
+            (
+                NoisyBins(share=ratio),
+                SortByNoisy(),
+                SquaredErrorGrouping(noise_term=noise_term),
+                GroupTotals(share=REST),
+            )
+        )
+
+    register(
+        f"O+{grouping}",
+        summary=f"noisy ordering, then {grouping} grouping of the sorted domain, "
+        "one noisy total per group",
+        cite=f"{_KELLARIS}, §4 (scheme {number})",
+        aliases=aliases,
+    )(recipe_s2 if grouping == "S2" else recipe)
+
+
+def _register_fixed(grouping: str, workload: str, number: int, aliases: tuple) -> None:
+    def recipe(*, ratio: float = 0.25, noise: str = "certified") -> Pipeline:
+        return Pipeline(
+            (
+                *_smoothing(grouping, ratio, noise, "", "fixed_queries"),
+                FixedQueries(share=REST, workload=workload),
+            )
+        )
+
+    def recipe_s2(*, ratio: float = 0.25, noise_term: str = "first_principles") -> Pipeline:
+        return Pipeline(
+            (
+                *_smoothing("S2", ratio, "", noise_term, "fixed_queries"),
+                FixedQueries(share=REST, workload=workload),
+            )
+        )
+
+    kind = "MM" if workload == "all" else "PMM"
+    register(
+        f"{grouping}+{kind}",
+        summary=f"{grouping} grouping, then GreedyH over the groups for the "
+        f"{'all-range' if workload == 'all' else 'prefix'} workload",
+        cite=f"{_KELLARIS}, §4, §5.2 (scheme {number}); Li et al. (DAWA), PVLDB 2014, §4",
+        aliases=aliases,
+    )(recipe_s2 if grouping == "S2" else recipe)
+
+
+for _g, _n, _sec, _al in (
+    ("S1", 1, "§4", ("s1",)),
+    ("S~", 2, "§4", ("stilde", "s~")),
+    ("S2", 3, "§5.1", ("s2",)),
+):
+    _register_smoothing(_g, _n, _sec, _al)
+
+for _g, _n, _al in (
+    ("S1", 4, ("o+s1",)),
+    ("S~", 5, ("o+stilde", "o+s~")),
+    ("S2", 6, ("o+s2",)),
+):
+    _register_ordered(_g, _n, _al)
+
+for _g, _w, _n, _al in (
+    ("S1", "all", 7, ("s1+mm",)),
+    ("S~", "all", 8, ("stilde+mm", "s~+mm")),
+    ("S2", "all", 9, ("s2+mm",)),
+    ("S1", "prefix", 10, ("s1+pmm",)),
+    ("S~", "prefix", 11, ("stilde+pmm", "s~+pmm")),
+    ("S2", "prefix", 12, ("s2+pmm",)),
+):
+    _register_fixed(_g, _w, _n, _al)
 
 
 @register(
     "H",
     summary="fan-out 16 tree of noisy interval counts with least-squares consistency",
-    cite="Hay et al., PVLDB 2010; Kellaris et al., PVLDB 2017, §4 (scheme 13)",
+    cite=f"Hay et al., PVLDB 2010; {_KELLARIS}, §4 (scheme 13)",
     aliases=("h", "h16"),
 )
 def h(*, fanout: int = 16, allocation: str = "uniform") -> Pipeline:
     return Pipeline((Hierarchy(share=REST, fanout=fanout, allocation=allocation),))
+
+
+@register(
+    "S1+H",
+    summary="DAWA L1 costs restricted to tree nodes (certified noise), averaged frontier "
+    "release, consistency",
+    cite=f"{_KELLARIS}, §6 (scheme 14)",
+    aliases=("s1+h", "s1h"),
+)
+def s1_h(
+    *,
+    ratio: float = 0.25,
+    fanout: int = 16,
+    allocation: str = "uniform",
+    noise: str = "certified",
+) -> Pipeline:
+    return Pipeline(
+        (
+            TreeCutAbsolute(share=ratio, fanout=fanout, allocation=allocation, noise=noise),
+            FrontierRelease(share=REST, allocation=allocation),
+        )
+    )
+
+
+@register(
+    "S2+H",
+    summary="noisy counts, squared-error grouping restricted to tree nodes, "
+    "averaged frontier release, consistency",
+    cite=f"{_KELLARIS}, §6 (scheme 15)",
+    aliases=("s2+h", "s2h"),
+)
+def s2_h(*, ratio: float = 0.25, fanout: int = 16, allocation: str = "uniform") -> Pipeline:
+    return Pipeline(
+        (
+            NoisyBins(share=ratio),
+            TreeCutSquared(fanout=fanout, allocation=allocation),
+            FrontierRelease(share=REST, allocation=allocation),
+        )
+    )
+
+
+# --- Other hierarchical methods compared in Kellaris et al. §2 and §7.
 
 
 @register(
@@ -98,16 +240,20 @@ def hb(*, allocation: str = "uniform") -> Pipeline:
 
 
 @register(
-    "S2+H",
-    summary="noisy counts, squared-error grouping restricted to tree nodes, "
-    "averaged frontier release, consistency",
-    cite="Kellaris et al., PVLDB 2017, §6 (scheme 15)",
-    aliases=("s2+h", "s2h"),
+    "Boost",
+    summary="binary tree of noisy counts with constrained inference (H2)",
+    cite="Hay, Rastogi, Miklau, Suciu, PVLDB 2010, §3-§4",
+    aliases=("boost", "h2"),
 )
-def s2_h(*, ratio: float = 0.25, fanout: int = 16, allocation: str = "uniform") -> Pipeline:
-    return Pipeline(
-        (
-            NoisyBins(share=ratio),
-            HierarchicalSmoothing(share=REST, fanout=fanout, allocation=allocation),
-        )
-    )
+def boost() -> Pipeline:
+    return Pipeline((Hierarchy(share=REST, fanout=2),))
+
+
+@register(
+    "Privelet",
+    summary="noisy Haar wavelet coefficients, inverted",
+    cite="Xiao, Wang, Gehrke, ICDE 2010, §4",
+    aliases=("privelet",),
+)
+def privelet() -> Pipeline:
+    return Pipeline((HaarCoefficients(share=REST),))

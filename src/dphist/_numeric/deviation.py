@@ -1,0 +1,613 @@
+"""Interval deviation costs and partition dynamic programs for DAWA's L1 partition.
+
+DAWA's first stage (Li, Hay, Miklau, Wang, "A Data- and Workload-Aware Algorithm for
+Range Queries Under Differential Privacy", PVLDB 7(5) 2014, §3) and the smoothing
+blocks S1 and S~ of Kellaris, Papadopoulos, Papadias ("Engineering Methods for
+Differentially Private Histograms: Efficiency Beyond Utility", §4) score a candidate
+bucket ``B`` of contiguous bins by
+
+    dev(B) = sum_{i in B} |x_i - mean(B)|,
+
+the absolute error of replacing every count of ``B`` by the bucket **mean** (not the
+median), plus a constant, add noise to every score (done by the privacy kernel, not
+here) and choose the partition of ``[0, N)`` that minimises the sum of the noisy
+scores. This module holds the deterministic parts: the deviations of every candidate
+and the partition dynamic programs over *given* costs.
+
+Conventions (0-based, used by every function below):
+
+* ``x`` is a 1-D vector of length ``N``: an integer count vector (computed in exact
+  ``int64`` arithmetic) or any finite float vector (``float64``).
+* Intervals are written ``x[a : b + 1]``: start ``a``, last bin ``b`` (inclusive).
+* A partition is an ``int64`` array of group starts, increasing, beginning with 0;
+  group ``g`` is ``[starts[g], starts[g + 1])`` with ``starts[m] = N`` implied.
+
+Evaluation. Let ``c`` and ``s`` be the number and the sum of the values of ``B`` that
+are ``<= mean(B)``. Because the deviations above and below the mean cancel,
+``dev(B) = 2 (c * mean(B) - s)``. ``c`` and ``s`` come from a Fenwick tree over the
+ranks of the distinct values of ``x`` (coordinate compression) that stores counts and
+sums; a single descent of the tree, steered by the sorted distinct values, finds the
+rank of the mean and accumulates ``c`` and ``s`` in ``O(log N)``.
+
+Accuracy. For integer input the window sums and tree sums are exact ``int64``
+(requires ``sum |x| < 2**61``). With ``mean = q + r/L`` (``q = floor(sum / L)``,
+``0 <= r < L``) the values ``<= mean`` are those ``<= q``, and
+``L dev / 2 = (c q - s) L + c r`` is an integer. When ``(c q - s) L + L**2 < 2**51``
+(all but astronomically large counts) ``dev`` is computed as one division of exact
+integers, i.e. it is the correctly rounded value of the true rational; otherwise as
+``2 ((c q - s) + c r / L)``, within a few units in the last place. Float input is
+summed in ``float64`` (sliding sums add and subtract); its absolute error is of order
+``N u max|x|`` (``u = 2**-53``). Results are clamped at 0.
+
+Public functions and cost:
+
+* :func:`window_deviations` – every window of one length, ``O(N log N)``.
+* :func:`pow2_deviations` – every window of length ``1, 2, 4, ... <= N`` at every
+  start (the S~ candidates), ``O(N log^2 N)`` time, ``8 N (floor(log2 N) + 1)`` bytes.
+* :func:`all_interval_deviations_rows` – the S1 candidates ending at bins
+  ``b0 .. b1 - 1``, ``O(N log N)`` per last bin; stream blocks, never hold all
+  ``N (N + 1) / 2`` values. :func:`all_interval_deviations` – the full matrix, only
+  for ``N <= 4096`` (tests, small problems).
+* :func:`l1_partition_pow2` – exact partition DP over the power-of-two family,
+  ``O(N log N)``.
+* :func:`dp_step`, :func:`dp_rows`, :func:`l1_partition_streamed`,
+  :func:`l1_partition_full` – exact DP over all intervals, ``O(N^2)`` time and
+  ``O(N)`` memory when fed by streamed rows.
+
+Tie-breaking. Both DPs prefer the **longest last group** among equally good
+candidates at every prefix (the earliest start). For the power-of-two family this is
+exactly the DAWA reference rule (the singleton is tried first, then lengths 2, 4, ...,
+replacing on ``<=``). For all intervals the reference instead keeps the singleton when
+it ties and otherwise prefers the earliest start; ``prefer_singleton=True``
+reproduces that rule. Over the whole partition (with exactly representable sums,
+e.g. integer-valued costs), the result is the optimal partition whose starts, read
+from right to left, are lexicographically smallest; with ``prefer_singleton=True`` a
+group of one bin ranks before any other group at the same position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from numba import njit, types
+from numba.extending import overload
+
+from ..errors import InputTypeError, ValidationError
+
+__all__ = [
+    "MAX_FULL_MATRIX_N",
+    "all_interval_deviations",
+    "all_interval_deviations_rows",
+    "dp_rows",
+    "dp_step",
+    "l1_partition_full",
+    "l1_partition_pow2",
+    "l1_partition_streamed",
+    "partition_from_argmins",
+    "pow2_deviations",
+    "window_deviations",
+]
+
+MAX_FULL_MATRIX_N = 4096
+_MAX_ABS_SUM = 2.0**61  # int64 window/tree sums and c*q products stay far from overflow
+_EXACT_NUM = 2.0**51  # integers below this are exact in float64, even doubled
+_BLOCK_ELEMENTS = 1 << 22  # default streamed block: about 32 MB of float64 per block
+
+
+# --------------------------------------------------------------------------------------
+# Mean split: integer input keeps the integer part of the mean exact.
+
+
+def _mean_split(total, length):  # pragma: no cover - only the jitted overload is used
+    raise NotImplementedError
+
+
+def _finish(c, s, q, r, length):  # pragma: no cover - only the jitted overload is used
+    raise NotImplementedError
+
+
+def _sentinel(vals):  # pragma: no cover - only the jitted overload is used
+    raise NotImplementedError
+
+
+@overload(_sentinel)
+def _ol_sentinel(vals):
+    """A value above every mean: pads the sorted distinct values."""
+    if isinstance(vals.dtype, types.Integer):
+        return lambda vals: np.iinfo(np.int64).max
+    return lambda vals: np.inf
+
+
+@overload(_mean_split)
+def _ol_mean_split(total, length):
+    if isinstance(total, types.Integer):
+
+        def impl(total, length):
+            q = total // length  # floor division, also for negative totals
+            return q, total - q * length
+
+        return impl
+
+    def impl(total, length):
+        return total / length, 0.0
+
+    return impl
+
+
+@overload(_finish)
+def _ol_finish(c, s, q, r, length):
+    """dev from the count c and sum s of the values <= mean = q + r/length."""
+    if isinstance(s, types.Integer):
+
+        def impl(c, s, q, r, length):
+            a = c * q - s  # exact: sum over the low values of (q - x_i) >= 0
+            fl = float(length)
+            if float(a) * fl + fl * fl < _EXACT_NUM:
+                # length * dev / 2 = a * length + c * r (c * r < length**2) is an
+                # integer below 2**51: one correctly rounded division.
+                return 2.0 * (a * length + c * r) / length
+            return 2.0 * (a + (c * r) / length)
+
+        return impl
+
+    def impl(c, s, q, r, length):
+        return 2.0 * (c * q - s)
+
+    return impl
+
+
+# --------------------------------------------------------------------------------------
+# Fenwick tree over value ranks: column 0 counts, column 1 sums (same dtype as x).
+
+
+@njit(cache=True)
+def _compress(x):
+    """Ranks of x among its sorted distinct values.
+
+    Returns ``(vals, ranks, m, top, tree)``: ``vals`` the ``m`` distinct values padded
+    to length ``2 * top`` with a value above every mean, ``top`` the largest power of
+    two ``<= m`` and ``tree`` an empty Fenwick tree (``2 * top`` rows, only rows
+    ``1..m`` are ever written; column 0 counts, column 1 sums, dtype of x).
+    """
+    distinct = np.unique(x)
+    m = distinct.shape[0]
+    ranks = np.searchsorted(distinct, x).astype(np.int64)
+    top = 1
+    while top * 2 <= m:
+        top *= 2
+    vals = np.empty(2 * top, dtype=x.dtype)
+    vals[:m] = distinct
+    vals[m:] = _sentinel(distinct)
+    tree = np.zeros((2 * top, 2), dtype=x.dtype)
+    return vals, ranks, m, top, tree
+
+
+@njit(cache=True, inline="always")
+def _tree_add(tree, m, rank, dc, dv):
+    i = rank + 1
+    while i <= m:
+        tree[i, 0] += dc
+        tree[i, 1] += dv
+        i += i & (-i)
+
+
+@njit(cache=True, inline="always")
+def _tree_dev(tree, vals, top, total, length):
+    """dev of the multiset in the tree (``length`` values summing to ``total``)."""
+    q, r = _mean_split(total, length)
+    pos = 0
+    c = tree[0, 0]  # row 0 is never written: typed zeros
+    s = tree[0, 1]
+    step = top
+    while step > 0:  # branch-free Fenwick descent, log2(top) + 1 steps
+        nxt = pos + step
+        t = vals[nxt - 1] <= q  # padding is above every mean: rows > m never taken
+        c += tree[nxt, 0] * t
+        s += tree[nxt, 1] * t
+        pos = nxt if t else pos
+        step >>= 1
+    d = _finish(c, s, q, r, length)
+    return d if d > 0.0 else 0.0
+
+
+@njit(cache=True)
+def _slide(x, vals, ranks, m, top, tree, length, out):
+    """out[a] = dev(x[a : a + length]) for a = 0 .. N - length (tree must be empty)."""
+    n = x.shape[0]
+    if length == 1:
+        out[:n] = 0.0
+        return
+    total = x[0] - x[0]
+    for i in range(length):
+        total += x[i]
+        _tree_add(tree, m, ranks[i], 1, x[i])
+    last = n - length
+    for a in range(last + 1):
+        out[a] = _tree_dev(tree, vals, top, total, length)
+        if a < last:
+            old = x[a]
+            new = x[a + length]
+            total += new - old
+            _tree_add(tree, m, ranks[a], -1, -old)
+            _tree_add(tree, m, ranks[a + length], 1, new)
+    tree[:, :] = 0
+
+
+@njit(cache=True)
+def _window_kernel(x, length):
+    n = x.shape[0]
+    out = np.empty(n - length + 1, dtype=np.float64)
+    vals, ranks, m, top, tree = _compress(x)
+    _slide(x, vals, ranks, m, top, tree, length, out)
+    return out
+
+
+@njit(cache=True)
+def _pow2_kernel(x):
+    n = x.shape[0]
+    n_len = 1
+    while (1 << n_len) <= n:
+        n_len += 1
+    lengths = np.empty(n_len, dtype=np.int64)
+    out = np.full((n_len, n), np.inf)
+    vals, ranks, m, top, tree = _compress(x)
+    for k in range(n_len):
+        length = 1 << k
+        lengths[k] = length
+        _slide(x, vals, ranks, m, top, tree, length, out[k])
+    return lengths, out
+
+
+@njit(cache=True)
+def _rows_into(x, vals, ranks, m, top, tree, b0, out):
+    """out[r, a] = dev(x[a : b0 + r + 1]) for a <= b0 + r, +inf for a > b0 + r."""
+    for row in range(out.shape[0]):
+        b = b0 + row
+        out[row, b + 1 :] = np.inf
+        total = x[0] - x[0]
+        for a in range(b, -1, -1):
+            v = x[a]
+            total += v
+            _tree_add(tree, m, ranks[a], 1, v)
+            out[row, a] = _tree_dev(tree, vals, top, total, b - a + 1)
+        tree[:, :] = 0
+
+
+@njit(cache=True)
+def _rows_kernel(x, b0, b1):
+    out = np.empty((b1 - b0, x.shape[0]), dtype=np.float64)
+    vals, ranks, m, top, tree = _compress(x)
+    _rows_into(x, vals, ranks, m, top, tree, b0, out)
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# Partition dynamic programs over given costs.
+
+
+@njit(cache=True)
+def dp_step(F, costs_row, b, prefer_singleton=False):
+    """One step of the all-interval DP: ``min_{0 <= a <= b} F[a] + costs_row[a]``.
+
+    ``F[a]`` is the optimal cost of the prefix ``x[:a]`` (``F[0] = 0``) and
+    ``costs_row[a]`` the (noisy) cost of the group ``x[a : b + 1]``. Returns
+    ``(best, argbest)``; the caller stores them as ``F[b + 1]`` and the argmin.
+    Ties go to the smallest ``a`` (longest group); with ``prefer_singleton`` a tie
+    with the singleton ``a = b`` keeps the singleton (DAWA reference rule).
+    ``O(b)``; entries ``costs_row[b + 1:]`` are not read.
+    """
+    if prefer_singleton:
+        best = F[b] + costs_row[b]
+        arg = b
+        for a in range(b):
+            v = F[a] + costs_row[a]
+            if v < best:
+                best = v
+                arg = a
+    else:
+        best = F[0] + costs_row[0]
+        arg = 0
+        for a in range(1, b + 1):
+            v = F[a] + costs_row[a]
+            if v < best:
+                best = v
+                arg = a
+    return best, arg
+
+
+@njit(cache=True)
+def dp_rows(F, argmin, cost_rows, b0, prefer_singleton=False):
+    """Feed a block of cost rows (last bins ``b0, b0 + 1, ...``) to the all-interval DP.
+
+    ``cost_rows[r, a]`` is the cost of ``x[a : b0 + r + 1]`` (the layout of
+    :func:`all_interval_deviations_rows`). Requires ``F[0 .. b0]`` filled; writes
+    ``F[b + 1]`` and ``argmin[b + 1]`` for every row. Blocks must be fed in order.
+    """
+    for r in range(cost_rows.shape[0]):
+        b = b0 + r
+        best, a = dp_step(F, cost_rows[r], b, prefer_singleton)
+        F[b + 1] = best
+        argmin[b + 1] = a
+
+
+@njit(cache=True)
+def _dp_rows_checked(F, argmin, cost_rows, b0, prefer_singleton):
+    """:func:`dp_rows` that first checks the costs it reads; -1 or the bad row."""
+    for r in range(cost_rows.shape[0]):
+        for a in range(b0 + r + 1):
+            if not np.isfinite(cost_rows[r, a]):
+                return r
+    dp_rows(F, argmin, cost_rows, b0, prefer_singleton)
+    return -1
+
+
+@njit(cache=True)
+def _backtrack(argmin):
+    n = argmin.shape[0] - 1
+    count = 0
+    j = n
+    while j > 0:
+        j = argmin[j]
+        count += 1
+    starts = np.empty(count, dtype=np.int64)
+    j = n
+    while j > 0:
+        j = argmin[j]
+        count -= 1
+        starts[count] = j
+    return starts
+
+
+@njit(cache=True)
+def _pow2_dp(costs):
+    n_len = costs.shape[0]
+    n = costs.shape[1]
+    F = np.empty(n + 1, dtype=np.float64)
+    argmin = np.empty(n + 1, dtype=np.int64)
+    F[0] = 0.0
+    argmin[0] = 0
+    for j in range(1, n + 1):
+        best = F[j - 1] + costs[0, j - 1]
+        arg = j - 1
+        k = 1
+        length = 2
+        while k < n_len and length <= j:
+            v = F[j - length] + costs[k, j - length]
+            if v <= best:  # later (longer) candidate wins ties
+                best = v
+                arg = j - length
+            k += 1
+            length *= 2
+        F[j] = best
+        argmin[j] = arg
+    return _backtrack(argmin), F[n]
+
+
+@njit(cache=True)
+def _full_dp(costs, prefer_singleton):
+    n = costs.shape[0]
+    F = np.empty(n + 1, dtype=np.float64)
+    argmin = np.empty(n + 1, dtype=np.int64)
+    F[0] = 0.0
+    argmin[0] = 0
+    row = np.empty(n, dtype=np.float64)
+    for b in range(n):
+        for a in range(b + 1):
+            row[a] = costs[a, b]
+        best, arg = dp_step(F, row, b, prefer_singleton)
+        F[b + 1] = best
+        argmin[b + 1] = arg
+    return _backtrack(argmin), F[n]
+
+
+# --------------------------------------------------------------------------------------
+# Validated wrappers.
+
+
+def _as_vector(x) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "iuf":
+        raise InputTypeError(
+            f"x must be a numeric (integer or float) vector, got dtype {arr.dtype}"
+        )
+    if arr.ndim != 1 or arr.shape[0] == 0:
+        raise ValidationError(f"x must be a non-empty 1-D vector, got shape {arr.shape}")
+    if arr.dtype.kind == "f":
+        out = np.ascontiguousarray(arr, dtype=np.float64)
+        if not np.all(np.isfinite(out)):
+            raise ValidationError("x must be finite (found NaN or infinity)")
+        return out
+    if float(np.abs(arr.astype(np.float64)).sum()) >= _MAX_ABS_SUM:
+        raise ValidationError(
+            "sum(|x|) must be below 2**61 for exact integer arithmetic; pass a float vector instead"
+        )
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+def _as_int(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InputTypeError(f"{name} must be an integer, got {type(value).__name__}")
+    return int(value)
+
+
+def window_deviations(x, length: int) -> np.ndarray:
+    """Deviation around the mean of every window of one length.
+
+    Returns ``out`` (``float64``, length ``N - length + 1``) with
+    ``out[a] = sum_{i=a}^{a+length-1} |x_i - mean(x[a : a + length])|``.
+    Sliding window over a Fenwick tree of value ranks: ``O(N log N)`` time, ``O(N)``
+    memory. (Li et al., PVLDB 2014, §3; Kellaris et al., §4.)
+    """
+    xv = _as_vector(x)
+    length = _as_int(length, "length")
+    if not 1 <= length <= xv.shape[0]:
+        raise ValidationError(f"length must be in [1, N={xv.shape[0]}], got {length}")
+    return _window_kernel(xv, length)
+
+
+def pow2_deviations(x) -> tuple[np.ndarray, np.ndarray]:
+    """Deviations of the S~ candidates: every power-of-two length at every start.
+
+    Returns ``(lengths, dev)``: ``lengths = [1, 2, 4, ..., 2**K]`` (``int64``,
+    ``K = floor(log2 N)``) and ``dev`` of shape ``(K + 1, N)`` with
+    ``dev[k, a] = dev(x[a : a + lengths[k]])`` for ``a <= N - lengths[k]`` and
+    ``+inf`` where the window does not fit (``+inf`` survives adding noise and is
+    never chosen by :func:`l1_partition_pow2`). Row 0 is all zeros.
+    ``O(N log^2 N)`` time (one sliding window per length), ``8 N (K + 1)`` bytes.
+    (Li et al., PVLDB 2014, §3, approximate partition; Kellaris et al., §4, S~.)
+    """
+    xv = _as_vector(x)
+    return _pow2_kernel(xv)
+
+
+def all_interval_deviations_rows(x, b0: int, b1: int) -> np.ndarray:
+    """Deviations of every interval whose last bin lies in ``[b0, b1)`` (S1, streamed).
+
+    Returns ``rows`` of shape ``(b1 - b0, N)`` with
+    ``rows[r, a] = dev(x[a : b0 + r + 1])`` for ``a <= b0 + r`` and ``+inf`` for
+    ``a > b0 + r``. Row ``r`` is built by inserting ``x[b], x[b - 1], ..., x[0]`` into a
+    Fenwick tree of value ranks: ``O(N log N)`` per row, ``O(N^2 log N)`` over all
+    ``N`` rows. Feed consecutive blocks (plus constant and noise) to :func:`dp_rows` or
+    use :func:`l1_partition_streamed`; never more than one block is held.
+    (Li et al., PVLDB 2014, §3; Kellaris et al., §4, S1.)
+    """
+    xv = _as_vector(x)
+    n = xv.shape[0]
+    b0 = _as_int(b0, "b0")
+    b1 = _as_int(b1, "b1")
+    if not 0 <= b0 <= b1 <= n:
+        raise ValidationError(f"need 0 <= b0 <= b1 <= N={n}, got b0={b0}, b1={b1}")
+    return _rows_kernel(xv, b0, b1)
+
+
+def all_interval_deviations(x) -> np.ndarray:
+    """Full deviation matrix ``D[a, b] = dev(x[a : b + 1])`` (``a <= b``), ``+inf`` below.
+
+    ``O(N^2 log N)`` time and ``8 N^2`` bytes, so refused for ``N > 4096``: stream
+    :func:`all_interval_deviations_rows` instead.
+    """
+    xv = _as_vector(x)
+    n = xv.shape[0]
+    if n > MAX_FULL_MATRIX_N:
+        raise ValidationError(
+            f"all_interval_deviations holds N*N values and is limited to "
+            f"N <= {MAX_FULL_MATRIX_N} (got N={n}); stream all_interval_deviations_rows"
+        )
+    return np.ascontiguousarray(_rows_kernel(xv, 0, n).T)
+
+
+def _check_finite_region(costs: np.ndarray, mask: np.ndarray, what: str) -> None:
+    if not np.all(np.isfinite(costs[mask])):
+        raise ValidationError(f"{what} must be finite on every candidate interval")
+
+
+def l1_partition_pow2(costs) -> np.ndarray:
+    """Optimal partition into power-of-two-length groups given their (noisy) costs.
+
+    ``costs`` has the layout of :func:`pow2_deviations`: shape ``(m, N)``,
+    ``1 <= m <= floor(log2 N) + 1``, ``costs[k, a]`` the cost of ``x[a : a + 2**k]``;
+    entries for windows that do not fit are ignored. DP over right ends
+    ``F(j) = min_k F(j - 2**k) + costs[k, j - 2**k]``, ``O(N log N)``. Ties go to the
+    later, longer candidate (lengths tried in increasing order, replaced on ``<=``),
+    as in the DAWA reference. Returns the group starts (``int64``, first 0).
+    (Li et al., PVLDB 2014, §3; Kellaris et al., §4, S~.)
+    """
+    c = np.asarray(costs, dtype=np.float64)
+    if c.ndim != 2 or c.shape[1] == 0:
+        raise ValidationError(f"costs must have shape (m, N) with N >= 1, got {c.shape}")
+    n = c.shape[1]
+    max_rows = int(n).bit_length()  # floor(log2 N) + 1
+    if not 1 <= c.shape[0] <= max_rows:
+        raise ValidationError(
+            f"costs must have between 1 and floor(log2 N) + 1 = {max_rows} rows, got {c.shape[0]}"
+        )
+    lengths = np.left_shift(1, np.arange(c.shape[0]))
+    mask = np.arange(n)[None, :] <= (n - lengths)[:, None]
+    _check_finite_region(c, mask, "costs")
+    starts, _ = _pow2_dp(np.ascontiguousarray(c))
+    return starts
+
+
+def l1_partition_full(costs, *, prefer_singleton: bool = False) -> np.ndarray:
+    """Optimal partition over all intervals given a full cost matrix (small N).
+
+    ``costs[a, b]`` is the cost of ``x[a : b + 1]`` (``a <= b``; the part below the
+    diagonal is ignored), the layout of :func:`all_interval_deviations`. DP
+    ``F(b + 1) = min_{a <= b} F(a) + costs[a, b]`` in ``O(N^2)``. Ties: longest group
+    (smallest ``a``); ``prefer_singleton=True`` keeps a tied singleton (DAWA
+    reference). Returns the group starts. (Li et al., PVLDB 2014, §3; Kellaris et al.,
+    §4, S1.)
+    """
+    c = np.asarray(costs, dtype=np.float64)
+    if c.ndim != 2 or c.shape[0] != c.shape[1] or c.shape[0] == 0:
+        raise ValidationError(f"costs must be a non-empty square matrix, got {c.shape}")
+    _check_finite_region(c, np.triu(np.ones(c.shape, dtype=bool)), "costs")
+    starts, _ = _full_dp(np.ascontiguousarray(c), bool(prefer_singleton))
+    return starts
+
+
+def partition_from_argmins(argmin) -> np.ndarray:
+    """Group starts from the DP argmins (``argmin[j]`` = start of the last group of
+    the optimal partition of ``x[:j]``, ``j = 1..N``; ``argmin[0]`` unused)."""
+    arg = np.ascontiguousarray(argmin, dtype=np.int64)
+    if arg.ndim != 1 or arg.shape[0] < 2:
+        raise ValidationError("argmin must be a 1-D array of length N + 1 >= 2")
+    j = np.arange(1, arg.shape[0])
+    if np.any(arg[1:] < 0) or np.any(arg[1:] >= j):
+        raise ValidationError("argmin[j] must lie in [0, j) for every j >= 1")
+    return _backtrack(arg)
+
+
+def l1_partition_streamed(
+    x,
+    to_costs: Callable[[int, np.ndarray], np.ndarray] | None = None,
+    *,
+    block_rows: int | None = None,
+    prefer_singleton: bool = False,
+) -> np.ndarray:
+    """All-interval (S1) partition with costs streamed block by block: ``O(N)`` memory.
+
+    For ``b0 = 0, B, 2B, ...`` computes ``dev = all_interval_deviations_rows(x, b0,
+    b0 + B)`` and ``cost = to_costs(b0, dev)`` (same shape; entry ``[r, a]`` is the
+    cost of ``x[a : b0 + r + 1]``; only ``a <= b0 + r`` is read, the rest may hold
+    anything). The callback is where a caller adds its constant and noise, e.g.
+    ``dev + 1/eps2 + Z``; it may modify ``dev`` in place and return it (``dev`` is a
+    buffer reused for the next block: do not keep it). ``None`` uses the deviations
+    themselves. Each block is checked (finite where read), consumed by the DP of
+    :func:`dp_rows` and dropped, so one block of ``B * N`` values exists at a time
+    (the default ``B`` keeps it near 32 MB). Time ``O(N^2 log N)``. Same tie rules as
+    :func:`l1_partition_full`, and the same result on the same costs. Returns the
+    group starts.
+    """
+    xv = _as_vector(x)
+    n = xv.shape[0]
+    if block_rows is None:
+        block_rows = max(1, _BLOCK_ELEMENTS // n)
+    block_rows = _as_int(block_rows, "block_rows")
+    if block_rows < 1:
+        raise ValidationError(f"block_rows must be >= 1, got {block_rows}")
+    F = np.empty(n + 1, dtype=np.float64)
+    F[0] = 0.0
+    argmin = np.zeros(n + 1, dtype=np.int64)
+    flag = bool(prefer_singleton)
+    vals, ranks, m, top, tree = _compress(xv)  # once for all blocks
+    buffer = np.empty((min(block_rows, n), n), dtype=np.float64)
+    for b0 in range(0, n, block_rows):
+        b1 = min(n, b0 + block_rows)
+        rows = buffer[: b1 - b0]
+        _rows_into(xv, vals, ranks, m, top, tree, b0, rows)
+        if to_costs is not None:
+            rows = np.asarray(to_costs(b0, rows), dtype=np.float64)
+            if rows.shape != (b1 - b0, n):
+                raise ValidationError(
+                    f"to_costs must return shape {(b1 - b0, n)}, got {rows.shape}"
+                )
+            rows = np.ascontiguousarray(rows)
+        bad = _dp_rows_checked(F, argmin, rows, b0, flag)
+        if bad >= 0:
+            raise ValidationError(
+                f"to_costs(...) must be finite on every candidate interval (row {bad} of "
+                f"the block starting at b0={b0})"
+            )
+    return _backtrack(argmin)
