@@ -21,12 +21,22 @@ from .errors import InternalError, PrivacyError
 from .methods import get_method
 from .release import Release
 
-__all__ = ["GUARANTEE_SECURE", "GUARANTEE_SEEDED", "Session", "publish"]
+__all__ = [
+    "GUARANTEE_SECURE",
+    "GUARANTEE_SEEDED",
+    "GUARANTEE_UNCERTIFIED",
+    "Session",
+    "publish",
+]
 
 GUARANTEE_SECURE = (
     "epsilon-DP for add/remove-one-record neighbours, with epsilon as in the ledger: exact "
     "discrete Laplace noise on integer statistics, random bits from the operating system's "
     "CSPRNG (timing side channels and code in the same process are not covered)"
+)
+GUARANTEE_UNCERTIFIED = (
+    "none: a reference-mode step reproduces a published noise scale that is not "
+    "epsilon-DP (for reproducing published numbers only)"
 )
 GUARANTEE_SEEDED = (
     "none: seeded noise is a reproducible simulation for experiments; anyone who knows the "
@@ -115,14 +125,22 @@ class Session:
         estimate = to_original_order(state.estimate, order)
         variance = None if state.variance is None else to_original_order(state.variance, order)
         groups = None if state.labels is None else to_original_order(state.labels, order)
+        ledger = budget.ledger
+        certified = all(c.certified for c in ledger)
+        if not self._noise.private:
+            guarantee = GUARANTEE_SEEDED
+        elif not certified:
+            guarantee = GUARANTEE_UNCERTIFIED
+        else:
+            guarantee = GUARANTEE_SECURE
         return Release(
             estimate=estimate,
             method=info.name,
             params={**info.defaults, **params},
             epsilon=eps,
-            ledger=budget.ledger,
-            private=self._noise.private,
-            guarantee=GUARANTEE_SECURE if self._noise.private else GUARANTEE_SEEDED,
+            ledger=ledger,
+            private=self._noise.private and certified,
+            guarantee=guarantee,
             noise_variance=variance,
             groups=groups,
             timings=timings,
