@@ -323,6 +323,8 @@ def dp_rows(F, argmin, cost_rows, b0, prefer_singleton=False):
     ``cost_rows[r, a]`` is the cost of ``x[a : b0 + r + 1]`` (the layout of
     :func:`all_interval_deviations_rows`). Requires ``F[0 .. b0]`` filled; writes
     ``F[b + 1]`` and ``argmin[b + 1]`` for every row. Blocks must be fed in order.
+    No validation: the costs read (``a <= b``) must be finite. Then
+    :func:`partition_from_argmins` gives the partition. ``O(b)`` per row.
     """
     for r in range(cost_rows.shape[0]):
         b = b0 + r

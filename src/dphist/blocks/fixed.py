@@ -15,6 +15,8 @@ from .base import Block, State
 __all__ = ["FixedQueries"]
 
 WORKLOADS = ("all", "prefix")
+# GreedyH keeps dense |G| x |G| matrices: 20,000 groups already take 3.2 GB each.
+MAX_GROUPS = 20_000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,6 +50,12 @@ class FixedQueries(Block):
             raise CompositionError("fixed_queries needs groups in the natural bin order")
         labels = state.labels
         sizes = np.bincount(labels)
+        if sizes.size > MAX_GROUPS:
+            raise ValidationError(
+                f"fixed_queries: the grouping has {sizes.size} groups; GreedyH needs dense "
+                f"|G| x |G| matrices and is limited to {MAX_GROUPS} groups (use the "
+                "scheme's S+H or stand-alone smoothing variant for such data)"
+            )
         starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
         strategy = greedy_h(reduced_gram(sizes, self.workload))
         lo = starts[strategy.lo]
