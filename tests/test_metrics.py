@@ -104,6 +104,8 @@ def brute_kld(t, x, tau):
     g = [max(float(v), 0.0) for v in x]
     pt = math.fsum(float(v) for v in t) + n * tau
     qt = math.fsum(g) + n * tau
+    if qt == 0:  # no positive estimate at all (strict mode): q is 0 wherever p > 0
+        return math.inf
     total = 0.0
     for h, e in zip(t, g, strict=True):
         p = (float(h) + tau) / pt
