@@ -1,18 +1,22 @@
 """Building blocks of methods. A method is a short :class:`Pipeline` of them."""
 
 from .base import REST, Block, Pipeline, State
+from .clustering import AHPClustering, RelativeErrorGrouping, Threshold
 from .fixed import FixedQueries
 from .group import GroupTotals
 from .order import SortByNoisy
 from .publish import NoisyBins, NoisyTotal
 from .smoothing import AbsoluteErrorGrouping, SquaredErrorGrouping
+from .sortaki import BucketPartition, WeightedAverage
 from .tree import FrontierRelease, Hierarchy, TreeCutAbsolute, TreeCutSquared
 from .wavelet import HaarCoefficients
 
 __all__ = [
     "REST",
+    "AHPClustering",
     "AbsoluteErrorGrouping",
     "Block",
+    "BucketPartition",
     "FixedQueries",
     "FrontierRelease",
     "GroupTotals",
@@ -21,9 +25,12 @@ __all__ = [
     "NoisyBins",
     "NoisyTotal",
     "Pipeline",
+    "RelativeErrorGrouping",
     "SortByNoisy",
     "SquaredErrorGrouping",
     "State",
+    "Threshold",
     "TreeCutAbsolute",
     "TreeCutSquared",
+    "WeightedAverage",
 ]

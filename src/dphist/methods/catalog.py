@@ -6,9 +6,12 @@ method's settings.
 
 from __future__ import annotations
 
+from .._numeric.sortaki import SORTAKI_CONFIGS
 from ..blocks import (
     REST,
     AbsoluteErrorGrouping,
+    AHPClustering,
+    BucketPartition,
     FixedQueries,
     FrontierRelease,
     GroupTotals,
@@ -17,10 +20,13 @@ from ..blocks import (
     NoisyBins,
     NoisyTotal,
     Pipeline,
+    RelativeErrorGrouping,
     SortByNoisy,
     SquaredErrorGrouping,
+    Threshold,
     TreeCutAbsolute,
     TreeCutSquared,
+    WeightedAverage,
 )
 from .registry import register
 
@@ -257,3 +263,113 @@ def boost() -> Pipeline:
 )
 def privelet() -> Pipeline:
     return Pipeline((HaarCoefficients(share=REST),))
+
+
+# --- Sorting and grouping family.
+
+
+@register(
+    "AHP",
+    summary="noisy counts, threshold, ascending noisy sort, clustering, one noisy total "
+    "per cluster",
+    cite="Zhang, Chen, Xu, Meng, Xie, SDM 2014, §4 (Algorithms 1-3)",
+    aliases=("ahp",),
+)
+def ahp(
+    *, ratio: float = 0.85, eta: float = 0.35, clustering: str = "greedy", rule: str = "all"
+) -> Pipeline:
+    return Pipeline(
+        (
+            NoisyBins(share=ratio),
+            Threshold(eta=eta),
+            SortByNoisy(descending=False),
+            AHPClustering(clustering=clustering, rule=rule),
+            GroupTotals(share=REST),
+        )
+    )
+
+
+@register(
+    "SReB_GCA",
+    summary="noisy counts, ascending noisy sort, greedy grouping under relative error, "
+    "one noisy total per group",
+    cite="Chen et al., Algorithms 17(7):293, 2024, §4 (Algorithms 1-2)",
+    aliases=("sreb_gca", "sreb", "sreb-gca"),
+)
+def sreb_gca(*, ratio: float = 0.5, delta: float = 1.0) -> Pipeline:
+    return Pipeline(
+        (
+            NoisyBins(share=ratio),
+            SortByNoisy(descending=False),
+            RelativeErrorGrouping(delta=delta),
+            GroupTotals(share=REST),
+        )
+    )
+
+
+@register(
+    "DAWA",
+    summary="DAWA as published: noisy L1 partition over power-of-two intervals "
+    "(certified noise), then GreedyH for the workload",
+    cite="Li, Hay, Miklau, Wang, PVLDB 2014, §3-§4",
+    aliases=("dawa",),
+)
+def dawa(*, ratio: float = 0.25, workload: str = "prefix", noise: str = "certified") -> Pipeline:
+    return Pipeline(
+        (
+            AbsoluteErrorGrouping(
+                share=ratio, candidates="pow2", noise=noise, publisher="fixed_queries"
+            ),
+            FixedQueries(share=REST, workload=workload),
+        )
+    )
+
+
+# --- SORTaki (Doudalis and Mehrotra), Table II configurations. gamma_in is the
+# initializer's share (0.9 in most of the paper's tables); the partitioner's share is
+# 0 except for sDAWA, whose L1 partition takes a quarter of the rest.
+
+_SORTAKI = "Doudalis and Mehrotra, SORTaki, §IV-§VI, Table II"
+_PARTITIONER = {"greedy": "greedy", "dp": "dp", "dpcube": "dpcube"}
+
+
+def _register_sortaki(name: str) -> None:
+    cfg = SORTAKI_CONFIGS[name]
+
+    def recipe(*, gamma_in: float = 0.9, error: str = cfg.error or "ahp") -> Pipeline:
+        g_in, g_p, _ = cfg.shares(gamma_in)
+        blocks: list = [NoisyBins(share=g_in)]
+        if cfg.thresholds:
+            blocks.append(Threshold())
+        if cfg.sorts:
+            blocks.append(SortByNoisy(descending=True))
+        publisher = "finalizer" if cfg.finalizer == "waf" else "group_totals"
+        if cfg.partitioner == "dawa_l1":
+            blocks.append(AbsoluteErrorGrouping(share=g_p, candidates="pow2", publisher=publisher))
+        else:
+            blocks.append(
+                BucketPartition(
+                    partitioner=_PARTITIONER[cfg.partitioner], error=error, publisher=publisher
+                )
+            )
+        blocks.append(
+            WeightedAverage(share=REST) if cfg.finalizer == "waf" else GroupTotals(share=REST)
+        )
+        return Pipeline(tuple(blocks))
+
+    parts = [
+        "thresholded" if cfg.thresholds else "",
+        "sorted" if cfg.sorts else "",
+        f"{cfg.partitioner} partition",
+        f"{cfg.finalizer.upper()} finalizer",
+    ]
+    register(
+        name,
+        summary="SORTaki: noisy counts, " + ", ".join(p for p in parts if p),
+        cite=_SORTAKI,
+        aliases=(name.lower(),) if name.lower() != name else (),
+    )(recipe)
+
+
+for _name in ("GAHP", "sGAHP", "stGAHP", "sDAHP", "sDWF", "DPC", "sDPC", "sDAWA"):
+    _register_sortaki(_name)

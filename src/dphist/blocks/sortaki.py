@@ -1,0 +1,103 @@
+"""SORTaki's partitioner and weighted-average finalizer (Doudalis and Mehrotra)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._kernel import GroupSums, PrivateView, noise_variance
+from .._numeric.segment import labels_from_starts
+from .._numeric.sortaki import (
+    dp_partition,
+    dpcube_partition,
+    greedy_partition,
+    waf_variance,
+    waf_weights,
+)
+from ..errors import CompositionError, ValidationError
+from .base import Block, State, weighting_variance
+from .group import to_original_order
+
+__all__ = ["BucketPartition", "WeightedAverage"]
+
+PARTITIONERS = ("greedy", "dp", "dp_pow2", "dpcube")
+ERRORS = ("ahp", "uee")
+
+
+def _variances(state: State, block: str, publisher: str) -> tuple[float, float]:
+    """Initializer's per-bin noise variance and the finalizer's bucket-total variance."""
+    eps_f = state.budgets.get(publisher)
+    if state.noisy is None or state.variance is None or eps_f is None:
+        raise CompositionError(f"{block} needs noisy counts and a publishing block {publisher!r}")
+    var_in = float(weighting_variance(state.variance.max()))
+    return var_in, float(weighting_variance(noise_variance(1, eps_f)))
+
+
+@dataclass(frozen=True, kw_only=True)
+class BucketPartition(Block):
+    """SORTaki's partitioners on the noisy counts in working order.
+
+    Doudalis and Mehrotra, §V.B: GP (greedy, Algorithm 5), DPP (exact dynamic
+    program; ``dp_pow2`` keeps power-of-two buckets only) under the AHP error or the
+    unbiased expected error UEE (eq. 5), and DPCube's split rule with ``xi`` = the
+    initializer's noise variance (§IV; Xiao et al., ICDE 2012). Post-processing.
+    """
+
+    label = "partition"
+    partitioner: str = "dp"
+    error: str = "ahp"
+    publisher: str = "finalizer"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.partitioner not in PARTITIONERS:
+            raise ValidationError(
+                f"partitioner must be one of {PARTITIONERS}; got {self.partitioner!r}"
+            )
+        if self.error not in ERRORS:
+            raise ValidationError(f"error must be one of {ERRORS}; got {self.error!r}")
+
+    def run(self, state: State, view: PrivateView | None) -> State:
+        var_in, var_f = _variances(state, self.label, self.publisher)
+        y = state.noisy
+        if self.partitioner == "greedy":
+            starts = greedy_partition(y, self.error, var_in=var_in, var_f=var_f)
+        elif self.partitioner == "dpcube":
+            starts = dpcube_partition(y, xi=var_in)
+        else:
+            lengths = "pow2" if self.partitioner == "dp_pow2" else "all"
+            starts = dp_partition(y, self.error, var_in=var_in, var_f=var_f, lengths=lengths)
+        return state.with_(labels=labels_from_starts(starts, state.n))
+
+
+@dataclass(frozen=True, kw_only=True)
+class WeightedAverage(Block):
+    """WAF: per bucket, the minimum-variance mix of the initializer's mean and a fresh
+    noisy bucket mean.
+
+    Doudalis and Mehrotra, §V.B, Algorithm 4 (weights computed per bucket size,
+    eq. 3). Privacy: one noisy total per bucket of a public grouping (sensitivity 1)
+    with the block's share; the mix with earlier released values is
+    post-processing.
+    """
+
+    label = "finalizer"
+    spends = True
+
+    def run(self, state: State, view: PrivateView | None) -> State:
+        if state.labels is None or state.noisy is None or state.variance is None:
+            raise CompositionError("finalizer needs noisy counts and a partition before it")
+        labels = state.labels
+        m = view.measure(GroupSums(to_original_order(labels, state.order)))
+        sizes = np.bincount(labels)
+        var_in = float(weighting_variance(state.variance.max()))
+        var_f = float(weighting_variance(m.variance))
+        alpha1, alpha2 = waf_weights(sizes, var_in=var_in, var_f=var_f)
+        mean_in = np.bincount(labels, weights=state.noisy) / sizes
+        mean_f = m.values / sizes
+        bucket = alpha1 * mean_in + alpha2 * mean_f
+        return state.with_(
+            estimate=bucket[labels],
+            variance=waf_variance(sizes, var_in=var_in, var_f=var_f)[labels],
+        )
