@@ -1,0 +1,104 @@
+"""AHP, SReB_GCA, DAWA and the SORTaki configurations as methods."""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import dphist as dh
+from dphist._numeric.sortaki import SORTAKI_CONFIGS, waf_estimate
+from dphist.blocks import State, Threshold, WeightedAverage
+from dphist.errors import ValidationError
+
+SORTAKI = ["GAHP", "sGAHP", "stGAHP", "sDAHP", "sDWF", "DPC", "sDPC", "sDAWA"]
+
+
+def test_ahp_maps_clusters_back_to_the_original_bins():
+    # data-aware spec §2.4 (4): h = [7, 0, 3]; negligible noise, no threshold
+    rel = dh.publish([7, 0, 3], epsilon=1e7, method="AHP", eta=0.0, rng=0)
+    assert np.allclose(rel.estimate, [7, 0, 3], atol=1e-4)
+    assert sorted(np.bincount(rel.groups).tolist()) in ([1, 1, 1], [1, 2])
+
+
+@pytest.mark.parametrize("method", ["AHP", "SReB_GCA", *SORTAKI])
+def test_released_values_are_equal_within_groups(method):
+    x = np.random.default_rng(1).poisson(3, 200) * (np.arange(200) % 3 == 0)
+    rel = dh.publish(x, epsilon=0.5, method=method, rng=2)
+    for g in np.unique(rel.groups):
+        vals = rel.estimate[rel.groups == g]
+        assert np.allclose(vals, vals[0])
+
+
+@pytest.mark.parametrize(
+    "method, expected",
+    [
+        ("AHP", [("noisy_bins", Fraction(17, 20)), ("group_totals", Fraction(3, 20))]),
+        ("SReB_GCA", [("noisy_bins", Fraction(1, 2)), ("group_totals", Fraction(1, 2))]),
+        ("DAWA", [("l1_grouping", Fraction(1, 4)), ("fixed_queries", Fraction(3, 4))]),
+        ("sDWF", [("noisy_bins", Fraction(9, 10)), ("finalizer", Fraction(1, 10))]),
+        (
+            "sDAWA",
+            [
+                ("noisy_bins", Fraction(9, 10)),
+                ("l1_grouping", Fraction(1, 40)),
+                ("finalizer", Fraction(3, 40)),
+            ],
+        ),
+    ],
+)
+def test_default_budget_splits(method, expected):
+    rel = dh.publish(np.arange(50) % 7, epsilon=1, method=method, rng=0)
+    assert [(c.block, c.epsilon) for c in rel.ledger] == expected
+
+
+@pytest.mark.parametrize("name", SORTAKI)
+@pytest.mark.parametrize("gamma_in", [0.3, 0.5, 0.7, 0.9])
+def test_sortaki_shares_compose_to_epsilon(name, gamma_in):
+    rel = dh.publish(np.arange(40) % 5, epsilon=0.5, method=name, gamma_in=gamma_in, rng=0)
+    assert rel.spent == Fraction(1, 2)
+    assert rel.ledger[0].epsilon == Fraction(1, 2) * Fraction(repr(gamma_in))
+
+
+@pytest.mark.parametrize("name", ["sGAHP", "sDWF", "sDAWA"])
+def test_sorting_without_an_initializer_budget_is_refused(name):
+    with pytest.raises(ValidationError, match="gamma_in"):
+        dh.publish([1, 2, 3], epsilon=1, method=name, gamma_in=0)
+
+
+def test_table_two_is_fully_registered():
+    names = {m.name for m in dh.methods()}
+    assert set(SORTAKI_CONFIGS) - {"Identity"} <= names | {"DAWA"}
+
+
+def test_threshold_zeroes_noisy_counts_below_theta():
+    noisy = np.array([-3.0, 0.5, 2.0, 10.0])
+    state = State(n=4, noisy=noisy, budgets={"noisy_bins": Fraction(1)})
+    out = Threshold(eta=1.0).run(state, None)
+    theta = math.log(4)
+    assert np.array_equal(out.noisy, np.where(noisy >= theta, noisy, 0.0))
+
+
+class ScriptedView:
+    def __init__(self, x, noise):
+        self.x, self.noise = np.asarray(x), noise
+
+    def measure(self, query, epsilon=None):
+        from dphist._kernel.view import Measurement
+
+        values = query.apply(self.x) + self.noise[: query.size]
+        return Measurement(values, query, Fraction(1), Fraction(1), 2.0)
+
+
+def test_weighted_average_equals_the_closed_form():
+    x = np.array([4, 6, 1, 1, 1, 9])
+    noisy = np.array([5.0, 4.0, 0.0, 2.0, 1.5, 8.0])
+    labels = np.array([0, 0, 1, 1, 1, 2])
+    state = State(n=6, noisy=noisy, variance=np.full(6, 8.0), labels=labels)
+    noise = np.array([1, -2, 3])
+    out = WeightedAverage(share=1).run(state, ScriptedView(x, noise))
+    totals = np.bincount(labels, weights=x) + noise
+    expected = waf_estimate(noisy, np.array([0, 2, 5]), totals, var_in=8.0, var_f=2.0)
+    assert np.allclose(out.estimate, expected)
+    # a bucket of one bin: weights var_f/(var_f + var_in) = 0.2 on the initializer
+    assert np.isclose(out.estimate[5], 0.2 * 8.0 + 0.8 * (9 + 3))
