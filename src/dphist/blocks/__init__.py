@@ -1,7 +1,13 @@
 """Building blocks of methods. A method is a short :class:`Pipeline` of them."""
 
 from .base import REST, Block, Pipeline, State
-from .clustering import AHPClustering, RelativeErrorGrouping, Threshold
+from .clustering import (
+    AHPClustering,
+    FixedSizeGroups,
+    NoisyMeans,
+    RelativeErrorGrouping,
+    Threshold,
+)
 from .fixed import FixedQueries
 from .group import GroupTotals
 from .order import SortByNoisy
@@ -18,11 +24,13 @@ __all__ = [
     "Block",
     "BucketPartition",
     "FixedQueries",
+    "FixedSizeGroups",
     "FrontierRelease",
     "GroupTotals",
     "HaarCoefficients",
     "Hierarchy",
     "NoisyBins",
+    "NoisyMeans",
     "NoisyTotal",
     "Pipeline",
     "RelativeErrorGrouping",

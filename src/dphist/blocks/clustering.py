@@ -15,12 +15,18 @@ from .._numeric.clustering import (
     ahp_optimal,
     greedy_group_relative,
 )
-from .._numeric.segment import labels_from_starts
+from .._numeric.segment import labels_from_starts, segment
 from ..errors import CompositionError, ValidationError
 from .base import Block, State
 from .smoothing import equivalent_epsilon
 
-__all__ = ["AHPClustering", "RelativeErrorGrouping", "Threshold"]
+__all__ = [
+    "AHPClustering",
+    "FixedSizeGroups",
+    "NoisyMeans",
+    "RelativeErrorGrouping",
+    "Threshold",
+]
 
 AHP_CLUSTERINGS = ("greedy", "optimal", "empirical")
 
@@ -120,3 +126,54 @@ class RelativeErrorGrouping(Block):
         eps2 = _publisher_epsilon(state, self.label, self.publisher)
         starts = greedy_group_relative(y, eps2=float(eps2), delta=self.delta)
         return state.with_(labels=labels_from_starts(starts, state.n))
+
+
+@dataclass(frozen=True, kw_only=True)
+class FixedSizeGroups(Block):
+    """GS's grouping: consecutive runs of ``width`` bins in the working order.
+
+    Kellaris and Papadopoulos, PVLDB 6(5) 2013, §4 (Grouping and Smoothing): after a
+    noisy ordering, groups of a fixed public size; the last group holds the
+    remainder. Post-processing (the width is public).
+    """
+
+    label = "fixed_groups"
+    width: int = 100
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if isinstance(self.width, bool) or not isinstance(self.width, int) or self.width < 1:
+            raise ValidationError(f"width must be a positive integer; got {self.width!r}")
+
+    def run(self, state: State, view: PrivateView | None) -> State:
+        return state.with_(labels=np.arange(state.n) // self.width)
+
+
+@dataclass(frozen=True, kw_only=True)
+class NoisyMeans(Block):
+    """NoiseFirst: the least-error grouping of the noisy counts, each bin replaced by
+    its group's mean noisy count.
+
+    Xu, Zhang, Xiao, Yang, Yu, ICDE 2012, §4 (NoiseFirst), in the penalised form of
+    the data-aware spec §3.1: the V-optimal bracket ``T[k] - 2(N-2k)/eps^2`` equals
+    ``sum_B (SSE(B) + 4/eps^2) - 2N/eps^2``, so the best ``k`` comes from one exact
+    penalised segmentation (PELT), not an O(N^3) sweep. Post-processing of
+    ``state.noisy``: no new noise.
+    """
+
+    label = "noisy_means"
+
+    def run(self, state: State, view: PrivateView | None) -> State:
+        if state.noisy is None or state.variance is None:
+            raise CompositionError("noisy_means needs noisy counts from an earlier block")
+        var = float(state.variance.max())
+        # segment() charges 2/eps1^2 + 1/eps2 per group with the paper's noise term;
+        # choose them so the per-group penalty is 2 var (= 4/eps^2 for Laplace noise)
+        penalty_eps = equivalent_epsilon(var)
+        starts = segment(state.noisy, eps1=penalty_eps, eps2=penalty_eps**2 / 2, noise_term="paper")
+        labels = labels_from_starts(starts, state.n)
+        sizes = np.bincount(labels)
+        means = np.bincount(labels, weights=state.noisy) / sizes
+        return state.with_(
+            labels=labels, estimate=means[labels], variance=var / sizes[labels].astype(float)
+        )

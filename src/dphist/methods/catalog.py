@@ -13,11 +13,13 @@ from ..blocks import (
     AHPClustering,
     BucketPartition,
     FixedQueries,
+    FixedSizeGroups,
     FrontierRelease,
     GroupTotals,
     HaarCoefficients,
     Hierarchy,
     NoisyBins,
+    NoisyMeans,
     NoisyTotal,
     Pipeline,
     RelativeErrorGrouping,
@@ -367,9 +369,39 @@ def _register_sortaki(name: str) -> None:
         name,
         summary="SORTaki: noisy counts, " + ", ".join(p for p in parts if p),
         cite=_SORTAKI,
-        aliases=(name.lower(),) if name.lower() != name else (),
+        aliases=(name.lower(), "dpcube") if name == "DPC" else (name.lower(),),
     )(recipe)
 
 
 for _name in ("GAHP", "sGAHP", "stGAHP", "sDAHP", "sDWF", "DPC", "sDPC", "sDAWA"):
     _register_sortaki(_name)
+
+
+# --- Older competitors compared in AHP §5 and SReB_GCA §6, in DP-correct form.
+
+
+@register(
+    "NF",
+    summary="NoiseFirst: noisy counts, least-error grouping (exact), noisy group means",
+    cite="Xu, Zhang, Xiao, Yang, Yu, ICDE 2012, §4 (NoiseFirst)",
+    aliases=("nf", "noisefirst"),
+)
+def noise_first() -> Pipeline:
+    return Pipeline((NoisyBins(share=REST), NoisyMeans()))
+
+
+@register(
+    "GS",
+    summary="noisy ordering, groups of a fixed public width, one noisy total per group",
+    cite="Kellaris and Papadopoulos, PVLDB 6(5) 2013, §4 (Grouping and Smoothing)",
+    aliases=("gs",),
+)
+def grouping_smoothing(*, width: int = 100, ratio: float = 0.5) -> Pipeline:
+    return Pipeline(
+        (
+            NoisyBins(share=ratio),
+            SortByNoisy(descending=True),
+            FixedSizeGroups(width=width),
+            GroupTotals(share=REST),
+        )
+    )
