@@ -27,7 +27,7 @@ def seconds(method: str, x: np.ndarray, repeats: int) -> tuple[float, str]:
     for r in range(repeats):
         start = time.perf_counter()
         try:
-            dh.publish(x, epsilon=0.1, method=method, rng=r)
+            dh.publish(x, epsilon=0.1, method=method, rng=r, **dh.get_method(method).example)
         except DphistError as exc:
             return float("nan"), type(exc).__name__
         times.append(time.perf_counter() - start)
@@ -46,7 +46,7 @@ def main() -> None:
 
     warm = synthetic.spiky(512, rng=0)
     for name in names:
-        dh.publish(warm, epsilon=0.1, method=name, rng=0)
+        dh.publish(warm, epsilon=0.1, method=name, rng=0, **dh.get_method(name).example)
 
     if not args.skip_log:
         try:

@@ -166,7 +166,7 @@ def test_every_method_is_documented_and_cited():
 @pytest.mark.parametrize("method", [m.name for m in dh.methods()])
 @pytest.mark.parametrize("counts", [[0], [5], [0] * 17, list(range(33))])
 def test_every_method_runs_on_edge_inputs(method, counts):
-    rel = dh.publish(counts, epsilon=0.25, method=method, rng=0)
+    rel = dh.publish(counts, epsilon=0.25, method=method, rng=0, **dh.get_method(method).example)
     assert rel.estimate.shape == (len(counts),) and np.isfinite(rel.estimate).all()
     assert 0 < rel.spent <= Fraction(1, 4)
     assert all(c.epsilon > 0 for c in rel.ledger)
@@ -175,5 +175,5 @@ def test_every_method_runs_on_edge_inputs(method, counts):
 @pytest.mark.parametrize("method", [m.name for m in dh.methods()])
 def test_huge_epsilon_recovers_what_the_method_can_see(method):
     counts = np.array([4, 4, 4, 4, 4])
-    rel = dh.publish(counts, epsilon=10**6, method=method, rng=0)
+    rel = dh.publish(counts, epsilon=10**6, method=method, rng=0, **dh.get_method(method).example)
     assert np.allclose(rel.estimate, counts, atol=1e-3)

@@ -102,3 +102,64 @@ def test_weighted_average_equals_the_closed_form():
     assert np.allclose(out.estimate, expected)
     # a bucket of one bin: weights var_f/(var_f + var_in) = 0.2 on the initializer
     assert np.isclose(out.estimate[5], 0.2 * 8.0 + 0.8 * (9 + 3))
+
+
+# ---------------------------------------------------------------- older competitors
+
+
+def test_noise_first_oracle():
+    # data-aware spec §3.3 (1), with negligible noise
+    x = [0, 0, 0, 0, 10, 10, 10, 10]
+    rel = dh.publish(x, epsilon=1e6, method="NF", rng=0)
+    assert np.allclose(rel.estimate, x, atol=1e-3) and rel.groups.tolist() == [0] * 4 + [1] * 4
+    assert len(rel.ledger) == 1  # structure is post-processing
+
+
+def test_gs_oracle():
+    # data-aware spec §5: h = [5,1,9,2,6,8], w = 2
+    rel = dh.publish([5, 1, 9, 2, 6, 8], epsilon=1e7, method="GS", width=2, rng=0)
+    assert np.allclose(rel.estimate, [5.5, 1.5, 8.5, 1.5, 5.5, 8.5], atol=1e-4)
+
+
+def test_structure_first_needs_a_public_bound():
+    from dphist.errors import DataDependentParameterError
+
+    with pytest.raises(DataDependentParameterError, match="public upper bound"):
+        dh.publish([1, 2, 3], epsilon=1, method="SF")
+    rel = dh.publish([0, 0, 10, 10], epsilon=1e4, method="SF", bound=10, k=2, rng=0)
+    assert rel.groups.tolist() == [0, 0, 1, 1]
+    assert rel.ledger[0].sensitivity == 21  # 2F + 1
+
+
+def test_php_and_efpa_recover_simple_inputs():
+    x = np.array([0, 0, 0, 0, 10, 10, 10, 10])
+    rel = dh.publish(x, epsilon=1e6, method="P-HP", rng=0)
+    assert np.allclose(rel.estimate, x, atol=1e-3)
+    assert rel.groups[3] != rel.groups[4]  # the split between the two plateaus is found
+    rel = dh.publish(np.full(16, 5), epsilon=1e6, method="EFPA", rng=0)
+    assert np.allclose(rel.estimate, 5, atol=1e-3)
+    assert [c.primitive for c in rel.ledger] == ["noisy_min", "lattice_laplace"]
+
+
+def test_fourier_basis_is_orthonormal():
+    from dphist._kernel.selection import fourier_coefficients, inverse_fourier
+
+    for n in (1, 2, 3, 8, 9):
+        phi = np.stack([fourier_coefficients(row) for row in np.eye(n)], axis=1)
+        assert np.allclose(phi @ phi.T, np.eye(n))
+        x = np.arange(n, dtype=float)
+        assert np.allclose(inverse_fourier(fourier_coefficients(x)), x)
+
+
+def test_report_noisy_min_is_calibrated():
+    """At scale 2D/eps the winner among two scores D apart follows the Laplace race."""
+    from dphist._kernel.noise import noise_source
+    from dphist._kernel.selection import report_noisy_min
+
+    src = noise_source(3)
+    wins = sum(
+        report_noisy_min(np.array([0.0, 1.0]), Fraction(1), Fraction(1), src) == 0
+        for _ in range(4000)
+    )
+    # P(Z0 < Z1 + 1) for independent Laplace(2): 1 - 0.5 e^{-1/2} (1 + 1/4) = 0.6209
+    assert abs(wins / 4000 - 0.6209) < 0.03

@@ -20,6 +20,7 @@ No query matrix is ever built.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -29,6 +30,7 @@ from ..errors import ValidationError
 from .budget import as_fraction
 
 __all__ = [
+    "FourierCoefficients",
     "GroupSums",
     "Identity",
     "IntervalSums",
@@ -277,3 +279,44 @@ class WeightedIntervalSums(Query):
     def apply(self, x: np.ndarray) -> np.ndarray:
         prefix = np.concatenate(([0], np.cumsum(np.asarray(x, dtype=np.int64))))
         return prefix[self.hi] - prefix[self.lo]
+
+
+@dataclass(frozen=True, eq=False)
+class FourierCoefficients(Query):
+    """The first ``k`` coefficients in the orthonormal real Fourier basis (EFPA).
+
+    Real-valued: release with ``PrivateView.measure_real``. One record moves the
+    coefficient vector by one column of an orthonormal matrix (L2 norm 1), so ``k``
+    coefficients move by at most ``sqrt(k)`` in L1 (the sensitivity, rounded up to a
+    rational) and at most ``k`` of them change.
+    """
+
+    n: int
+    k: int
+
+    def __post_init__(self) -> None:
+        n = _check_n(self.n)
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or not 1 <= self.k <= n:
+            raise ValidationError(f"k must be an integer in [1, {n}]; got {self.k!r}")
+        object.__setattr__(self, "n", n)
+
+    @property
+    def size(self) -> int:
+        return self.k
+
+    @property
+    def sensitivity(self) -> Fraction:
+        root = math.isqrt(self.k * 10**12)  # floor(sqrt(k) * 10**6)
+        return Fraction(root + 1, 10**6)
+
+    @property
+    def changed(self) -> int:
+        return self.k
+
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        raise TypeError("Fourier coefficients are real-valued: use measure_real")
+
+    def apply_real(self, x: np.ndarray) -> np.ndarray:
+        from .selection import fourier_coefficients
+
+        return fourier_coefficients(x)[: self.k]

@@ -16,6 +16,7 @@ returns, so a view kept by a block is useless afterwards.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -36,6 +37,12 @@ from .budget import Accountant, Charge, as_fraction, resolve_shares
 from .data import ProtectedCounts
 from .noise import NoiseSource, discrete_laplace_variance, lattice_parameters, rational_scale
 from .operators import Query
+from .selection import (
+    fourier_coefficients,
+    php_partition,
+    report_noisy_min,
+    structure_first_boundaries,
+)
 
 __all__ = ["Measurement", "PrivateView", "run_pipeline"]
 
@@ -305,6 +312,61 @@ class PrivateView:
         lengths = tree.hi - tree.lo
         costs = self._noisy_costs(dev, lengths, eps, g, d_star, penalty, certified, self.n)
         return best_cut(tree, costs)
+
+    def _charge_selection(self, eps: Fraction, sensitivity: Fraction, size: int, what: str):
+        self._budget.charge(
+            Charge(
+                self.block,
+                "noisy_min",
+                eps,
+                Fraction(sensitivity),
+                2 * Fraction(sensitivity) / eps,
+                size,
+                what,
+            )
+        )
+
+    def structure_first(self, k: int, bound: int, *, epsilon: object = None) -> np.ndarray:
+        """StructureFirst's ``k`` buckets, chosen privately (see ``selection``).
+
+        ``bound`` is the public upper bound F on a count used for the scores'
+        sensitivity ``2F + 1``. Returns the bucket starts.
+        """
+        eps = self._epsilon(epsilon)
+        self._charge_selection(
+            eps,
+            Fraction(2 * bound + 1),
+            max(k - 1, 0),
+            f"StructureFirst boundaries (k={k}, F={bound})",
+        )
+        return structure_first_boundaries(self._data._read(), k, bound, eps, self._noise)
+
+    def hierarchical_partition(
+        self, *, count_epsilon: Fraction, max_clusters: int, epsilon: object = None
+    ) -> np.ndarray:
+        """P-HPartition's clusters, chosen privately (see ``selection``)."""
+        eps = self._epsilon(epsilon)
+        self._charge_selection(eps, Fraction(2), 0, f"P-HPartition (max {max_clusters})")
+        return php_partition(
+            self._data._read(), eps, Fraction(count_epsilon), max_clusters, self._noise
+        )
+
+    def fourier_size(self, *, noise_epsilon: Fraction, epsilon: object = None) -> int:
+        """EFPA's number of kept Fourier coefficients, by report-noisy-min.
+
+        Candidates ``K = 1, 3, 5, ...`` and ``N``; score ``||v[K:]||_2 + sqrt(2) K /
+        noise_epsilon`` (discarded energy plus the expected L2 norm of the noise on
+        ``K`` coefficients). One record moves ``v`` by a unit vector, so the data term
+        has sensitivity 1.
+        """
+        eps = self._epsilon(epsilon)
+        n = self.n
+        candidates = np.unique(np.append(np.arange(1, n + 1, 2), n))
+        self._charge_selection(eps, Fraction(1), 1, f"EFPA size (n={n})")
+        v = fourier_coefficients(self._data._read())
+        tail = np.sqrt(np.append(np.cumsum((v * v)[::-1])[::-1], 0.0))
+        scores = tail[candidates] + math.sqrt(2.0) * candidates / float(noise_epsilon)
+        return int(candidates[report_noisy_min(scores, Fraction(1), eps, self._noise)])
 
     def close(self) -> None:
         self._open = False

@@ -12,6 +12,12 @@ from .fixed import FixedQueries
 from .group import GroupTotals
 from .order import SortByNoisy
 from .publish import NoisyBins, NoisyTotal
+from .selection import (
+    FourierRelease,
+    FourierSize,
+    HierarchicalPartition,
+    StructureFirstGrouping,
+)
 from .smoothing import AbsoluteErrorGrouping, SquaredErrorGrouping
 from .sortaki import BucketPartition, WeightedAverage
 from .tree import FrontierRelease, Hierarchy, TreeCutAbsolute, TreeCutSquared
@@ -25,9 +31,12 @@ __all__ = [
     "BucketPartition",
     "FixedQueries",
     "FixedSizeGroups",
+    "FourierRelease",
+    "FourierSize",
     "FrontierRelease",
     "GroupTotals",
     "HaarCoefficients",
+    "HierarchicalPartition",
     "Hierarchy",
     "NoisyBins",
     "NoisyMeans",
@@ -37,6 +46,7 @@ __all__ = [
     "SortByNoisy",
     "SquaredErrorGrouping",
     "State",
+    "StructureFirstGrouping",
     "Threshold",
     "TreeCutAbsolute",
     "TreeCutSquared",

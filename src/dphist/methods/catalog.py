@@ -14,9 +14,12 @@ from ..blocks import (
     BucketPartition,
     FixedQueries,
     FixedSizeGroups,
+    FourierRelease,
+    FourierSize,
     FrontierRelease,
     GroupTotals,
     HaarCoefficients,
+    HierarchicalPartition,
     Hierarchy,
     NoisyBins,
     NoisyMeans,
@@ -25,6 +28,7 @@ from ..blocks import (
     RelativeErrorGrouping,
     SortByNoisy,
     SquaredErrorGrouping,
+    StructureFirstGrouping,
     Threshold,
     TreeCutAbsolute,
     TreeCutSquared,
@@ -405,3 +409,42 @@ def grouping_smoothing(*, width: int = 100, ratio: float = 0.5) -> Pipeline:
             GroupTotals(share=REST),
         )
     )
+
+
+@register(
+    "SF",
+    summary="StructureFirst: k V-optimal buckets chosen privately on counts clipped at a "
+    "public bound, one noisy total per bucket",
+    cite="Xu, Zhang, Xiao, Yang, Yu, ICDE 2012, §5 (StructureFirst)",
+    aliases=("sf", "structurefirst"),
+    example={"bound": 1000},
+)
+def structure_first(
+    *, bound: int | None = None, k: int | None = None, ratio: float = 0.05
+) -> Pipeline:
+    return Pipeline(
+        (StructureFirstGrouping(share=ratio, k=k, bound=bound), GroupTotals(share=REST))
+    )
+
+
+@register(
+    "P-HP",
+    summary="P-HPartition: private recursive bisection under L1 error, private choice of "
+    "the clustering, one noisy total per cluster",
+    cite="Acs, Castelluccia, Chen, ICDM 2012, §4",
+    aliases=("php", "p-hp", "p-hpartition"),
+)
+def p_hpartition(*, ratio: float = 0.5, max_clusters: int = 2000) -> Pipeline:
+    return Pipeline(
+        (HierarchicalPartition(share=ratio, max_clusters=max_clusters), GroupTotals(share=REST))
+    )
+
+
+@register(
+    "EFPA",
+    summary="private choice of K, noisy first K orthonormal Fourier coefficients, inverted",
+    cite="Acs, Castelluccia, Chen, ICDM 2012, §5 (EFPA)",
+    aliases=("efpa",),
+)
+def efpa(*, ratio: float = 0.5) -> Pipeline:
+    return Pipeline((FourierSize(share=ratio), FourierRelease(share=REST)))

@@ -30,6 +30,9 @@ class MethodInfo:
     aliases: tuple[str, ...]
     recipe: Callable[..., Pipeline] = field(repr=False)
     defaults: Mapping[str, Any] = field(repr=False)
+    example: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    """Public parameters a caller must supply (e.g. a count bound), with example values
+    used by the method listing, the contract tests and the benchmarks."""
 
     def pipeline(self, **params: Any) -> Pipeline:
         """Build the method's blocks for ``params``; unknown names are refused."""
@@ -58,7 +61,12 @@ def _key(name: str) -> str:
 
 
 def register(
-    name: str, *, summary: str, cite: str, aliases: tuple[str, ...] = ()
+    name: str,
+    *,
+    summary: str,
+    cite: str,
+    aliases: tuple[str, ...] = (),
+    example: Mapping[str, Any] | None = None,
 ) -> Callable[[Callable[..., Pipeline]], Callable[..., Pipeline]]:
     """Decorator adding a recipe to the registry under ``name`` and ``aliases``."""
 
@@ -71,7 +79,15 @@ def register(
                     f"recipe {name!r}: parameter {p.name!r} must be keyword-only with a default"
                 )
             defaults[p.name] = p.default
-        info = MethodInfo(name, summary, cite, tuple(aliases), recipe, MappingProxyType(defaults))
+        info = MethodInfo(
+            name,
+            summary,
+            cite,
+            tuple(aliases),
+            recipe,
+            MappingProxyType(defaults),
+            MappingProxyType(dict(example or {})),
+        )
         for k in dict.fromkeys(_key(key) for key in (name, *aliases)):
             if k in _LOOKUP:
                 raise CompositionError(f"method name {k!r} is registered twice")

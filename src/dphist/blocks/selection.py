@@ -1,0 +1,146 @@
+"""Methods whose structure is chosen by private selection on the true counts.
+
+StructureFirst, P-HPartition and EFPA choose bucket boundaries or a number of
+Fourier coefficients from the true data; the kernel does the choosing by
+report-noisy-min (see ``dphist._kernel.selection``) and releases only the choice.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._kernel import PrivateView
+from .._kernel.operators import FourierCoefficients
+from .._kernel.selection import inverse_fourier
+from .._numeric.segment import labels_from_starts
+from ..errors import CompositionError, DataDependentParameterError, ValidationError
+from .base import Block, State
+
+__all__ = ["FourierRelease", "FourierSize", "HierarchicalPartition", "StructureFirstGrouping"]
+
+
+def _positive_int(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValidationError(f"{name} must be a positive integer; got {value!r}")
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class StructureFirstGrouping(Block):
+    """StructureFirst: ``k`` V-optimal buckets chosen privately on clipped true counts.
+
+    Xu, Zhang, Xiao, Yang, Yu, ICDE 2012, §5 (data-aware spec §3.2). ``bound`` is a
+    PUBLIC upper bound F on any count (the scores' sensitivity is ``2F + 1``); it is
+    required, never derived from the data. ``k`` defaults to ``ceil(N/10)`` (the
+    authors' code). Privacy: the kernel's selection spends this block's share; the
+    release of the buckets happens in a later block.
+    """
+
+    label = "structure"
+    spends = True
+    k: int | None = None
+    bound: int | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.bound is None:
+            raise DataDependentParameterError(
+                "StructureFirst needs bound=F, a public upper bound on any count "
+                "(it sets the noise of the structure choice; it must not come from the data)"
+            )
+        _positive_int(self.bound, "bound")
+        if self.k is not None:
+            _positive_int(self.k, "k")
+
+    def run(self, state: State, view: PrivateView | None) -> State:
+        k = min(self.k or math.ceil(state.n / 10), state.n)
+        starts = view.structure_first(k, self.bound)
+        return state.with_(labels=labels_from_starts(starts, state.n))
+
+
+@dataclass(frozen=True, kw_only=True)
+class HierarchicalPartition(Block):
+    """P-HPartition: private recursive bisection under the L1 error, then a private
+    choice of the number of clusters.
+
+    Acs, Castelluccia, Chen, ICDM 2012, §4 (as in the authors' code; data-aware spec
+    §4.1). ``max_clusters`` caps the search (2000 in DPBench's wrapper). The cluster
+    error uses the expected absolute noise of the publishing block (``publisher``).
+    """
+
+    label = "partition"
+    spends = True
+    max_clusters: int = 2000
+    publisher: str = "group_totals"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _positive_int(self.max_clusters, "max_clusters")
+
+    def run(self, state: State, view: PrivateView | None) -> State:
+        eps_n = state.budgets.get(self.publisher)
+        if eps_n is None:
+            raise CompositionError(f"partition: no block named {self.publisher!r} publishes")
+        starts = view.hierarchical_partition(count_epsilon=eps_n, max_clusters=self.max_clusters)
+        return state.with_(labels=labels_from_starts(starts, state.n))
+
+
+@dataclass(frozen=True, kw_only=True)
+class FourierSize(Block):
+    """EFPA step 1: choose how many Fourier coefficients to keep (report-noisy-min).
+
+    Acs, Castelluccia, Chen, ICDM 2012, §5 (orthonormal form of the data-aware spec
+    §4.2). The score weighs the discarded energy against the noise the publishing
+    block (``publisher``) will add to the kept coefficients.
+    """
+
+    label = "fourier_size"
+    spends = True
+    publisher: str = "fourier"
+
+    def run(self, state: State, view: PrivateView | None) -> State:
+        eps2 = state.budgets.get(self.publisher)
+        if eps2 is None:
+            raise CompositionError(f"fourier_size: no block named {self.publisher!r} publishes")
+        k = view.fourier_size(noise_epsilon=eps2)
+        return state.with_(notes={**state.notes, "fourier_k": k})
+
+
+@dataclass(frozen=True, kw_only=True)
+class FourierRelease(Block):
+    """EFPA step 2: the kept Fourier coefficients with noise, inverted to bins.
+
+    Privacy: the first ``K`` orthonormal coefficients have L1 sensitivity at most
+    ``sqrt(K)`` (kernel query ``FourierCoefficients``), released by the lattice Laplace
+    mechanism with this block's share; the inverse transform is post-processing.
+    """
+
+    label = "fourier"
+    spends = True
+
+    def run(self, state: State, view: PrivateView | None) -> State:
+        k = state.notes.get("fourier_k")
+        if k is None:
+            raise CompositionError("fourier needs fourier_size before it")
+        m = view.measure_real(FourierCoefficients(state.n, k))
+        coeffs = np.zeros(state.n)
+        coeffs[:k] = m.values
+        # independent noise of variance m.variance on each kept coefficient: a bin's
+        # variance is that times the sum over kept rows of phi[r, j]^2
+        phi_sq = _kept_row_energy(state.n, k)
+        return state.with_(estimate=inverse_fourier(coeffs), variance=m.variance * phi_sq)
+
+
+def _kept_row_energy(n: int, k: int) -> np.ndarray:
+    """For each bin j, sum over the first k basis rows of phi[r, j]**2."""
+    pairs = (k - 1) // 2  # full cosine + sine pairs: cos^2 + sin^2 = 1 each
+    energy = np.full(n, (1.0 + 2.0 * pairs) / n)
+    if (k - 1) % 2 == 1:  # one more row: the alternating row (k = n even) or a cosine
+        if n % 2 == 0 and k == n:
+            energy += 1.0 / n
+        else:
+            energy += (2.0 / n) * np.cos(2 * np.pi * (pairs + 1) * np.arange(n) / n) ** 2
+    return energy
