@@ -28,11 +28,8 @@ def chi2_pvalue(samples, t, s, min_expected=5.0):
     while n * pmf(lim + 1, t, s) >= min_expected:
         lim += 1
     edges = np.arange(-lim, lim + 1)
-    observed = np.array(
-        [np.sum(samples < -lim + 0.5)]
-        + [np.sum(samples == k) for k in edges[1:-1]]
-        + [np.sum(samples > lim - 0.5)]
-    )
+    # cells: (-inf, -lim], -lim+1 .. lim-1, [lim, inf)
+    observed = np.bincount(np.clip(samples, -lim, lim) + lim, minlength=2 * lim + 1)
     centre = pmf(edges[1:-1], t, s)
     tail = (1 - centre.sum()) / 2
     expected = n * np.concatenate([[tail], centre, [tail]])
