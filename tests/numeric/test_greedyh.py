@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -9,11 +11,14 @@ from hypothesis import strategies as st
 
 from dphist._numeric.greedyh import (
     GreedyHStrategy,
+    ImplicitGram,
     estimate_totals,
     greedy_h,
+    implicit_gram,
     reduced_gram,
     sizes_from_starts,
     strategy_answers,
+    total_variances,
 )
 from dphist.errors import InputTypeError, ValidationError
 
@@ -63,6 +68,105 @@ def random_gram(rng, size, duplicate=0.0):
         if rng.random() < duplicate:
             w[:, j] = w[:, j - 1]
     return w.T @ w
+
+
+def dense_greedy_h(m, branch=2, grid=100, objective="reference"):
+    """Oracle: GreedyH on a dense M that also builds the strategy's inverse Gram matrix.
+
+    A plain restatement of the algorithm (the form used before the estimator moved to
+    least squares on the tree): bottom-up, each node's block of ``inv`` is updated by
+    Sherman-Morrison, ``inv <- p^-2 (inv - (1-p)^2 / (p^2 + k (1-p)^2) u u^T)``.
+    Returns the queries ``[(lo, hi, weight)]`` with weight > 0 in pre-order, ``inv`` and
+    the root's error. ``O(|G|^2)`` memory: for tests only.
+    """
+    size = m.shape[0]
+    trace = objective == "trace"
+    breaks = np.concatenate(([0], np.cumsum(np.any(m[:, 1:] != m[:, :-1], axis=0))))
+    nodes, children = [], []
+    stack = [(0, size, 0, -1)]
+    while stack:
+        lo, hi, depth, parent = stack.pop()
+        if parent >= 0:
+            children[parent].append(len(nodes))
+        split = hi - lo > 1 and breaks[hi - 1] != breaks[lo]
+        nodes.append((lo, hi, depth, split))
+        children.append([])
+        if split:
+            n = hi - lo
+            if n <= branch:
+                bounds = list(range(lo, hi + 1))
+            else:
+                step, rem = divmod(n, branch)
+                parts = [step] * (branch - rem) + [step + 1] * rem
+                bounds = [lo, *(lo + np.cumsum(parts)).tolist()]
+            for a, b in reversed(list(itertools.pairwise(bounds))):
+                stack.append((a, b, depth + 1, len(nodes) - 1))
+
+    inv = np.zeros((size, size))
+    u = np.empty(size)
+    kept = np.ones(len(nodes))
+    steps = np.arange(grid, dtype=float)
+    a_coef = (grid - steps) ** 2
+    done = {}
+    for index in reversed(range(len(nodes))):
+        lo, hi, depth, split = nodes[index]
+        n = hi - lo
+        if not split:
+            u[lo:hi] = 1.0 / n
+            inv[lo:hi, lo:hi] = 1.0 / (n * n)
+            col = m[lo].copy()
+            err = m[lo:hi, lo:hi].sum() / (n * n) if trace else col @ col
+            done[index] = (err, 1.0, col)
+            continue
+        parts = [done.pop(c) for c in children[index]]
+        e = sum(part[0] for part in parts)
+        k = sum(part[1] for part in parts)
+        v = sum(part[2] for part in parts)
+        uc = u[lo:hi].copy()
+        if trace:
+            mm = m1 = uc @ v[lo:hi]
+            delta = 1.0
+        else:
+            mm, m1 = v @ v, sum(part[2] @ part[2] for part in parts)
+            delta = branch ** (-depth / 2)
+        b_coef = steps**2 * delta
+        scores = (e - ((mm - m1) * delta + m1) * b_coef / (a_coef + b_coef * k)) / a_coef
+        best = int(np.argmin(scores))
+        p = 1.0 - best / grid
+        kept[index] = p
+        if best:
+            q2 = (1.0 - p) ** 2
+            block = inv[lo:hi, lo:hi] - q2 / (p * p + k * q2) * np.outer(uc, uc)
+            inv[lo:hi, lo:hi] = block / (p * p)
+            scale = 1.0 / (p * p + k * q2)
+            u[lo:hi] *= scale
+            v = v * scale
+            k *= scale
+        done[index] = (scores[best] * grid * grid, k, v)
+
+    share = np.ones(len(nodes))
+    queries = []
+    for index, (lo, hi, _, split) in enumerate(nodes):
+        weight = share[index] * (1.0 - kept[index]) if split else share[index]
+        if weight > 0:
+            queries.append((lo, hi, weight))
+        for c in children[index]:
+            share[c] = share[index] * kept[index]
+    return queries, inv, done[0][0]
+
+
+def assert_same_strategy(strategy, queries, error, rtol=1e-10):
+    """``strategy`` has the oracle's queries and weights, and its error."""
+    assert [(int(a), int(b)) for a, b in zip(strategy.lo, strategy.hi, strict=True)] == [
+        (a, b) for a, b, _ in queries
+    ]
+    np.testing.assert_allclose(strategy.weight, [w for _, _, w in queries], rtol=1e-12, atol=0)
+    assert strategy.expected_error == pytest.approx(error, rel=rtol)
+
+
+def aty(strategy, y):
+    """A^T y of the weighted strategy matrix."""
+    return strategy_matrix(strategy).T @ y
 
 
 def node_weights(strategy):
@@ -162,7 +266,7 @@ def test_single_group(objective):
     np.testing.assert_array_equal(strategy.lo, [0])
     np.testing.assert_array_equal(strategy.hi, [1])
     np.testing.assert_array_equal(strategy.weight, [1.0])
-    np.testing.assert_array_equal(strategy.inv, [[1.0]])
+    np.testing.assert_array_equal(total_variances(strategy), [1.0])
     assert strategy.expected_error == (7.5 if objective == "trace" else 7.5**2)
     # T_hat = T + noise
     assert estimate_totals(strategy, [42.25]) == pytest.approx([42.25])
@@ -178,17 +282,21 @@ def inverse_cases():
 
 
 @pytest.mark.parametrize("objective", ["reference", "trace"])
-def test_inv_is_the_inverse_and_estimate_is_least_squares(objective):
+def test_estimate_is_least_squares_and_variances_the_inverse_diagonal(objective):
     rng = np.random.default_rng(5)
     for m, branch in inverse_cases():
         strategy = greedy_h(m, branch=branch, objective=objective)
         a = strategy_matrix(strategy)
         assert np.linalg.matrix_rank(a) == m.shape[0]
         want = np.linalg.inv(a.T @ a)
-        np.testing.assert_allclose(strategy.inv, want, rtol=1e-9, atol=1e-12 * np.abs(want).max())
+        queries, inv, error = dense_greedy_h(m, branch=branch, objective=objective)
+        assert_same_strategy(strategy, queries, error)
+        np.testing.assert_allclose(inv, want, rtol=1e-9, atol=1e-12 * np.abs(want).max())
+        np.testing.assert_allclose(total_variances(strategy), np.diag(want), rtol=1e-9, atol=0)
         y = rng.normal(scale=10.0, size=strategy.n_queries)
         lstsq = np.linalg.lstsq(a, y, rcond=None)[0]
         np.testing.assert_allclose(estimate_totals(strategy, y), lstsq, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(estimate_totals(strategy, y), inv @ aty(strategy, y), atol=1e-9)
 
 
 def test_nodes_with_constant_rows_are_kept_whole():
@@ -209,9 +317,11 @@ def test_nodes_with_constant_rows_are_kept_whole():
     weights = node_weights(strategy)
     assert weights[(1, 3)] == 1.0
     assert (1, 2) not in weights and (2, 3) not in weights
-    np.testing.assert_allclose(strategy.inv[1:3, 1:3], 0.25)
     a = strategy_matrix(strategy)
-    np.testing.assert_allclose(strategy.inv, np.linalg.pinv(a.T @ a), atol=1e-12)
+    pinv = np.linalg.pinv(a.T @ a)
+    np.testing.assert_allclose(pinv[1:3, 1:3], 0.25)
+    np.testing.assert_allclose(dense_greedy_h(m)[1], pinv, atol=1e-12)
+    np.testing.assert_allclose(total_variances(strategy), np.diag(pinv), atol=1e-12)
     # the estimate is the minimum-norm least-squares one: the node's total split evenly
     totals = np.array([3.0, 8.0, 1.0, 0.0, 14.0, 6.0, 2.0])
     got = estimate_totals(strategy, strategy_answers(strategy, totals))
@@ -223,7 +333,7 @@ def test_nodes_with_constant_rows_are_kept_whole():
     # a matrix whose rows are constant everywhere gives the single total query
     whole = greedy_h(np.ones((6, 6)))
     assert node_weights(whole) == {(0, 6): 1.0}
-    np.testing.assert_allclose(whole.inv, 1.0 / 36)
+    np.testing.assert_allclose(total_variances(whole), 1.0 / 36)
 
 
 @settings(max_examples=40, deadline=None)
@@ -266,12 +376,14 @@ def test_reference_error_is_the_trace_of_m_squared_times_inv_without_decay():
     cases += [(random_gram(rng, 4), 4), (random_gram(rng, 3), 5), (random_gram(rng, 2), 2)]
     for m, branch in cases:
         strategy = greedy_h(m, branch=branch)
-        want = np.trace(m.T @ m @ strategy.inv)
+        inv = np.linalg.inv(strategy_matrix(strategy).T @ strategy_matrix(strategy))
+        want = np.trace(m.T @ m @ inv)
         assert strategy.expected_error == pytest.approx(want, rel=1e-12)
     # deeper nodes are damped, so the reference score is then no longer that trace
     m = reduced_gram([1] * 64, "prefix")
     strategy = greedy_h(m)
-    assert strategy.expected_error != pytest.approx(np.trace(m @ m @ strategy.inv), rel=1e-3)
+    inv = np.linalg.inv(strategy_matrix(strategy).T @ strategy_matrix(strategy))
+    assert strategy.expected_error != pytest.approx(np.trace(m @ m @ inv), rel=1e-3)
 
 
 def test_trace_objective_picks_the_best_grid_share_for_a_single_node():
@@ -461,6 +573,214 @@ def test_strategy_is_frozen():
     assert isinstance(strategy, GreedyHStrategy)
     with pytest.raises(AttributeError):
         strategy.expected_error = 0.0
-    for arr in (strategy.lo, strategy.hi, strategy.weight, strategy.inv):
+    for arr in (strategy.lo, strategy.hi, strategy.weight):
         with pytest.raises(ValueError, match="read-only"):
             arr[0] = arr[0]
+
+
+# --------------------------------------------------------------------------- implicit Gram
+
+
+@settings(max_examples=60, deadline=None)
+@given(sizes=group_sizes, workload=st.sampled_from(["all", "prefix"]))
+def test_implicit_rows_equal_the_dense_rows(sizes, workload):
+    gram = implicit_gram(sizes, workload)
+    dense = reduced_gram(sizes, workload)
+    assert gram.n_groups == len(sizes) and gram.shape == dense.shape
+    np.testing.assert_array_equal(gram.to_dense(), dense)
+    for i in range(len(sizes)):
+        np.testing.assert_array_equal(gram.row(i), dense[i])
+    np.testing.assert_array_equal(gram.diag, np.diag(dense))
+
+
+def test_implicit_gram_generators():
+    """left = Lbar (all ranges) or 1 (prefix), right = N + 1 - Lbar."""
+    sizes = [2, 5, 2]  # N = 9, 1-based groups [1,2] [3,7] [8,9]
+    lbar = np.array([1.5, 5.0, 8.5])
+    for workload, left in (("all", lbar), ("prefix", np.ones(3))):
+        gram = implicit_gram(sizes, workload)
+        np.testing.assert_array_equal(gram.left, left)
+        np.testing.assert_array_equal(gram.right, 10.0 - lbar)
+        assert gram.to_dense()[0, 2] == left[0] * (10.0 - lbar[2])
+    with pytest.raises(ValueError, match="read-only"):
+        gram.left[0] = 0.0
+
+
+def test_bad_implicit_gram_raises():
+    with pytest.raises(ValidationError, match="same length"):
+        ImplicitGram(left=[1.0, 2.0], right=[1.0], diag=[1.0, 2.0])
+    with pytest.raises(ValidationError, match="diag"):
+        ImplicitGram(left=[1.0], right=[1.0], diag=[np.inf])
+    with pytest.raises(ValidationError, match="left"):
+        ImplicitGram(left=[], right=[], diag=[])
+    gram = implicit_gram([1, 2], "all")
+    for bad in (2, -1, 1.0):
+        with pytest.raises(ValidationError, match="i"):
+            gram.row(bad)
+
+
+def random_generators(rng, size, duplicate):
+    """Generators of a random ImplicitGram; with probability ``duplicate`` columns
+    ``j`` and ``j + 1`` of the matrix coincide (equal generators, diagonal l*r)."""
+    left = rng.integers(1, 5, size).astype(float)
+    right = rng.integers(1, 5, size).astype(float)
+    diag = rng.integers(1, 30, size).astype(float)
+    for j in range(size - 1):
+        if rng.random() < duplicate:
+            left[j + 1], right[j + 1] = left[j], right[j]
+            diag[j] = diag[j + 1] = left[j] * right[j]
+    return ImplicitGram(left=left, right=right, diag=diag)
+
+
+# --------------------------------------------------------------------------- implicit = dense
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sizes=group_sizes,
+    workload=st.sampled_from(["all", "prefix"]),
+    objective=st.sampled_from(["reference", "trace"]),
+    branch=st.sampled_from([2, 3, 5]),
+)
+def test_implicit_and_dense_gram_give_the_same_strategy(sizes, workload, objective, branch):
+    dense = reduced_gram(sizes, workload)
+    got = greedy_h(implicit_gram(sizes, workload), branch=branch, objective=objective)
+    queries, inv, error = dense_greedy_h(dense, branch=branch, objective=objective)
+    assert_same_strategy(got, queries, error)
+    assert_same_strategy(greedy_h(dense, branch=branch, objective=objective), queries, error)
+    y = np.cos(np.arange(got.n_queries)) * 7.0
+    want = inv @ aty(got, y)
+    np.testing.assert_allclose(estimate_totals(got, y), want, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(total_variances(got), np.diag(inv), rtol=1e-9, atol=0)
+
+
+@pytest.mark.parametrize("objective", ["reference", "trace"])
+def test_implicit_gram_with_constant_rows_keeps_the_same_nodes_whole(objective):
+    rng = np.random.default_rng(17)
+    whole_nodes = 0
+    for trial in range(60):
+        gram = random_generators(rng, int(rng.integers(1, 50)), duplicate=0.5)
+        branch = (2, 3, 4)[trial % 3]
+        got = greedy_h(gram, branch=branch, objective=objective)
+        queries, inv, error = dense_greedy_h(gram.to_dense(), branch=branch, objective=objective)
+        assert_same_strategy(got, queries, error)
+        whole_nodes += sum(hi - lo > 1 and w == 1.0 for lo, hi, w in queries)
+        if got.weight.min() > 1e-3:  # leave out strategies too ill-conditioned for inv
+            y = np.sin(np.arange(got.n_queries)) * 3.0
+            want = inv @ aty(got, y)
+            np.testing.assert_allclose(estimate_totals(got, y), want, rtol=1e-9, atol=1e-9)
+            np.testing.assert_allclose(total_variances(got), np.diag(inv), rtol=1e-9, atol=0)
+    assert whole_nodes > 10
+
+
+@pytest.mark.parametrize("where", ["above", "diagonal", "below", "nowhere"])
+def test_constant_rows_are_detected_on_every_row(where):
+    """Columns 2 and 3 of M agree except in the rows above them, on the diagonal
+    block or in the rows below them: only 'nowhere' keeps the node [2, 4) whole."""
+    left = np.array([1.0, 2.0, 3.0, 3.0, 2.0, 1.0])
+    right = np.array([4.0, 1.0, 2.0, 2.0, 3.0, 1.0])
+    diag = np.array([9.0, 7.0, 6.0, 6.0, 8.0, 5.0])
+    if where == "above":
+        right[3] = 2.5
+    elif where == "diagonal":
+        diag[3] = 6.5
+    elif where == "below":
+        left[3] = 3.5
+    gram = ImplicitGram(left=left, right=right, diag=diag)
+    got = greedy_h(gram, branch=4)  # root [0, 6) -> [0, 1) [1, 2) [2, 4) [4, 6)
+    queries, _, error = dense_greedy_h(gram.to_dense(), branch=4)
+    assert_same_strategy(got, queries, error)
+    leaves = {(a, b) for a, b, _ in queries if b - a == 1}
+    assert ((2, 3) in leaves and (3, 4) in leaves) == (where != "nowhere")
+
+
+@pytest.mark.parametrize("workload", ["all", "prefix"])
+def test_large_grouping_matches_the_dense_path(workload):
+    """|G| = 3000 groups of N = 32768 bins: the implicit path against the dense oracle."""
+    rng = np.random.default_rng(23)
+    n, groups = 32_768, 3_000
+    cuts = np.sort(rng.choice(np.arange(1, n), size=groups - 1, replace=False))
+    sizes = np.diff(np.concatenate(([0], cuts, [n])))
+    strategy = greedy_h(implicit_gram(sizes, workload))
+    queries, inv, error = dense_greedy_h(reduced_gram(sizes, workload))
+    assert_same_strategy(strategy, queries, error, rtol=1e-12)
+    totals = rng.integers(0, 1000, groups).astype(float)
+    y = strategy_answers(strategy, totals) + rng.laplace(scale=10.0, size=strategy.n_queries)
+    want = inv @ aty(strategy, y)
+    got = estimate_totals(strategy, y)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-9 * np.abs(want).max())
+    np.testing.assert_allclose(total_variances(strategy), np.diag(inv), rtol=1e-9, atol=0)
+
+
+# --------------------------------------------------------------------------- tree least squares
+
+
+def random_tree_strategy(rng, n_groups):
+    """Nested ranges in pre-order: each node is childless (a single group, or several
+    kept whole) or splits into 2 to 4 parts; split nodes go unmeasured with
+    probability 0.3, so queries can have many children or share no common root."""
+    queries = []
+
+    def visit(lo, hi):
+        n = hi - lo
+        if n == 1 or rng.random() < 0.15:
+            queries.append((lo, hi, rng.uniform(0.1, 1.0)))
+            return
+        if rng.random() > 0.3:
+            queries.append((lo, hi, rng.uniform(0.1, 1.0)))
+        parts = int(rng.integers(2, min(4, n) + 1))
+        cuts = np.sort(rng.choice(np.arange(lo + 1, hi), size=parts - 1, replace=False))
+        for a, b in itertools.pairwise([lo, *cuts.tolist(), hi]):
+            visit(a, b)
+
+    visit(0, n_groups)
+    lo, hi, w = (np.array(col) for col in zip(*queries, strict=True))
+    return GreedyHStrategy(lo=lo, hi=hi, weight=w, n_groups=n_groups)
+
+
+def test_tree_least_squares_equals_the_dense_pseudo_inverse():
+    rng = np.random.default_rng(29)
+    for trial in range(150):
+        strategy = random_tree_strategy(rng, int(rng.integers(1, 61)))
+        a = strategy_matrix(strategy)
+        a_pinv = np.linalg.pinv(a, rcond=1e-10)  # (A^T A)^+ = A^+ (A^+)^T
+        y = rng.normal(scale=5.0, size=strategy.n_queries) + trial
+        want = a_pinv @ y
+        np.testing.assert_allclose(
+            estimate_totals(strategy, y), want, rtol=1e-9, atol=1e-9 * np.abs(want).max()
+        )
+        np.testing.assert_allclose(
+            total_variances(strategy), (a_pinv**2).sum(axis=1), rtol=1e-9, atol=0
+        )
+
+
+def test_tree_least_squares_by_hand():
+    # root [0,2) measured with weight 1 (variance 1), leaves with weight 1/2 (variance 4):
+    # answers 0 and 1/2 * (0, 1) -> estimates -4/9, 5/9 (methods framework B.1)
+    strategy = GreedyHStrategy(lo=[0, 0, 1], hi=[2, 1, 2], weight=[1.0, 0.5, 0.5], n_groups=2)
+    np.testing.assert_allclose(estimate_totals(strategy, [0.0, 0.0, 0.5]), [-4 / 9, 5 / 9])
+    # Var = diag((A^T A)^-1), A^T A = [[1.25, 1], [1, 1.25]]
+    np.testing.assert_allclose(total_variances(strategy), [1.25 / 0.5625] * 2)
+    # a query kept whole over three groups, next to a single group, no root query
+    strategy = GreedyHStrategy(lo=[0, 3], hi=[3, 4], weight=[0.5, 2.0], n_groups=4)
+    np.testing.assert_allclose(estimate_totals(strategy, [3.0, 4.0]), [2.0, 2.0, 2.0, 2.0])
+    np.testing.assert_allclose(total_variances(strategy), [4 / 9] * 3 + [0.25])
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "weight", "match"),
+    [
+        ([0, 0], [3, 2], [1.0, 1.0], "tile"),  # [2, 3) uncovered
+        ([0, 0, 1], [2, 1, 3], [1.0] * 3, "nested"),  # [1, 3) crosses [0, 2)
+        ([0, 1, 0], [1, 2, 2], [1.0] * 3, "nested"),  # parent after its children
+        ([0, 2], [2, 2], [1.0, 1.0], "lo < hi"),
+        ([0, 1], [1, 4], [1.0, 1.0], "lo < hi"),  # beyond n_groups
+        ([0, 1], [1, 3], [1.0, 0.0], "positive"),
+        ([0, 1], [1, 3], [1.0], "same length"),
+        ([], [], [], "non-empty"),
+    ],
+)
+def test_bad_tree_strategies_raise(lo, hi, weight, match):
+    lo, hi = np.array(lo, dtype=np.int64), np.array(hi, dtype=np.int64)
+    with pytest.raises(ValidationError, match=match):
+        GreedyHStrategy(lo=lo, hi=hi, weight=weight, n_groups=3)

@@ -8,15 +8,13 @@ import numpy as np
 
 from .._kernel import PrivateView
 from .._kernel.operators import WeightedIntervalSums
-from .._numeric.greedyh import estimate_totals, greedy_h, reduced_gram
+from .._numeric.greedyh import estimate_totals, greedy_h, implicit_gram, total_variances
 from ..errors import CompositionError, ValidationError
 from .base import Block, State
 
 __all__ = ["FixedQueries"]
 
 WORKLOADS = ("all", "prefix")
-# GreedyH keeps dense |G| x |G| matrices: 20,000 groups already take 3.2 GB each.
-MAX_GROUPS = 20_000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -26,12 +24,15 @@ class FixedQueries(Block):
     DAWA's second stage (Li et al., PVLDB 2014, §4) as the MM (``workload="all"``,
     all ranges) and PMM (``workload="prefix"``) blocks of Kellaris et al., PVLDB
     2017, §4 and §5.2. The workload's Gram matrix reduced to the groups comes from
-    closed forms (never materialised); GreedyH picks a weighted tree of range
-    queries over the groups. Privacy: the groups are public (released earlier); the
-    strategy's queries are interval sums with weights, and the kernel computes their
-    exact weighted coverage (1 when the weights along every root-to-leaf path sum
-    to 1) and scales each query's noise to it, so the block spends exactly its
-    share. Least squares and the even spread within groups are post-processing.
+    closed forms and is kept implicit (``O(|G|)`` numbers); GreedyH picks a weighted
+    tree of range queries over the groups, and least squares on that tree gives the
+    group totals and their variances. No ``|G| x |G|`` matrix is built (time
+    ``O(N + |G| log |G|)``, memory ``O(N)``), so the number of groups is not limited.
+    Privacy: the groups are public (released earlier); the strategy's queries are
+    interval sums with weights, and the kernel computes their exact weighted coverage
+    (1 when the weights along every root-to-leaf path sum to 1) and scales each
+    query's noise to it, so the block spends exactly its share. Least squares and the
+    even spread within groups are post-processing.
     """
 
     label = "fixed_queries"
@@ -50,14 +51,8 @@ class FixedQueries(Block):
             raise CompositionError("fixed_queries needs groups in the natural bin order")
         labels = state.labels
         sizes = np.bincount(labels)
-        if sizes.size > MAX_GROUPS:
-            raise ValidationError(
-                f"fixed_queries: the grouping has {sizes.size} groups; GreedyH needs dense "
-                f"|G| x |G| matrices and is limited to {MAX_GROUPS} groups (use the "
-                "scheme's S+H or stand-alone smoothing variant for such data)"
-            )
         starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-        strategy = greedy_h(reduced_gram(sizes, self.workload))
+        strategy = greedy_h(implicit_gram(sizes, self.workload))
         lo = starts[strategy.lo]
         hi = starts[strategy.hi - 1] + sizes[strategy.hi - 1]
         m = view.measure(WeightedIntervalSums(state.n, lo, hi, tuple(strategy.weight.tolist())))
@@ -65,7 +60,7 @@ class FixedQueries(Block):
         totals = estimate_totals(strategy, answers)
         # every weighted answer has (about) the same noise variance w^2 Var
         sigma2 = float(np.mean(strategy.weight**2 * m.variance))
-        total_var = sigma2 * np.clip(np.diag(strategy.inv), 0.0, None)
+        total_var = sigma2 * total_variances(strategy)
         per_bin = sizes[labels].astype(np.float64)
         return state.with_(
             estimate=totals[labels] / per_bin,
