@@ -1,7 +1,7 @@
 """Run time of every registered method: on Search Log (32,768 bins) and as N grows.
 
 Run: python benchmarks/schemes.py [--repeats 3] [--sizes 4096,32768,131072,1000000]
-         [--max-quadratic 32768] [--skip-log]
+         [--max-quadratic 32768] [--skip-log] [--log-quadratic]
 Seconds are medians over ``--repeats`` runs after one warm-up run at the smallest
 size (JIT compilation excluded); methods whose cost is quadratic in N (S1 and its
 variants) are timed once and only up to ``--max-quadratic`` bins. epsilon = 0.1.
@@ -40,6 +40,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="4096,32768,131072,1000000")
     parser.add_argument("--max-quadratic", type=int, default=32768)
     parser.add_argument("--skip-log", action="store_true")
+    parser.add_argument(
+        "--log-quadratic", action="store_true", help="also time S1 and its variants on Log"
+    )
     args = parser.parse_args()
     names = [m.name for m in dh.methods()]
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -56,6 +59,9 @@ def main() -> None:
         else:
             print(f"Search Log ({log.size:,} bins), epsilon 0.1, median seconds")
             for name in names:
+                if name in QUADRATIC and not args.log_quadratic:
+                    print(f"  {name:10} {'skipped':>9} (quadratic; --log-quadratic)")
+                    continue
                 reps = 1 if name in QUADRATIC else args.repeats
                 t, err = seconds(name, log, reps)
                 print(f"  {name:10} {t:9.3f} {err}", flush=True)
