@@ -19,7 +19,7 @@ import dphist as dh
 from dphist import datasets, synthetic
 from dphist.errors import DatasetUnavailableError, DphistError
 
-QUADRATIC = {"S1", "O+S1", "S1+MM", "S1+PMM"}
+QUADRATIC = {"S1", "O+S1", "S1+MM", "S1+PMM", "SF"}  # O(N^2 log N) or O(k N^2)
 
 
 def seconds(method: str, x: np.ndarray, repeats: int) -> tuple[float, str]:
