@@ -170,10 +170,7 @@ class IntervalSums(Query):
 
     @property
     def sensitivity(self) -> Fraction:
-        delta = np.zeros(self.n + 1, dtype=np.int64)
-        np.add.at(delta, self.lo, 1)
-        np.add.at(delta, self.hi, -1)
-        return Fraction(int(np.cumsum(delta[:-1]).max()))
+        return Fraction(int(_coverage(self.n, self.lo, self.hi).max()))
 
     def apply(self, x: np.ndarray) -> np.ndarray:
         prefix = np.concatenate(([0], np.cumsum(np.asarray(x, dtype=np.int64))))

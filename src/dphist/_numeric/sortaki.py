@@ -55,7 +55,7 @@ import numpy.typing as npt
 from numba import njit
 
 from ..errors import ValidationError
-from .segment import centred_prefix_sums, labels_from_starts
+from .segment import _starts_from_back, centred_prefix_sums, labels_from_starts
 
 __all__ = [
     "ERRORS",
@@ -211,24 +211,6 @@ def _dp_monge(p1, p2, inv, g, f, back):
         q_tau[tail] = t
         q_from[tail] = hi
         tail += 1
-
-
-@njit(cache=True)
-def _starts_from_back(back):
-    n = back.shape[0] - 1
-    count = 0
-    t = n
-    while t > 0:
-        t = back[t]
-        count += 1
-    starts = np.empty(count, dtype=np.int64)
-    t = n
-    i = count
-    while t > 0:
-        t = back[t]
-        i -= 1
-        starts[i] = t
-    return starts
 
 
 @njit(cache=True)
