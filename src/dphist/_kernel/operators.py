@@ -69,6 +69,11 @@ class Query:
         return f"{type(self).__name__}(n={self.n}, size={self.size})"
 
 
+def _prefix(x: np.ndarray) -> np.ndarray:
+    """Exact int64 prefix sums with a leading 0: a range sum is two lookups."""
+    return np.concatenate(([0], np.cumsum(np.asarray(x, dtype=np.int64))))
+
+
 def _check_n(n: object) -> int:
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or int(n) < 1:
         raise ValidationError(f"query domain size must be a positive integer; got {n!r}")
@@ -173,7 +178,7 @@ class IntervalSums(Query):
         return Fraction(int(_coverage(self.n, self.lo, self.hi).max()))
 
     def apply(self, x: np.ndarray) -> np.ndarray:
-        prefix = np.concatenate(([0], np.cumsum(np.asarray(x, dtype=np.int64))))
+        prefix = _prefix(x)
         return prefix[self.hi] - prefix[self.lo]
 
 
@@ -227,7 +232,7 @@ class SignedIntervalSums(Query):
         return Fraction(int(_coverage(self.n, self.lo, self.hi).max()))
 
     def apply(self, x: np.ndarray) -> np.ndarray:
-        prefix = np.concatenate(([0], np.cumsum(np.asarray(x, dtype=np.int64))))
+        prefix = _prefix(x)
         return 2 * prefix[self.mid] - prefix[self.lo] - prefix[self.hi]
 
 
@@ -274,7 +279,7 @@ class WeightedIntervalSums(Query):
         return best
 
     def apply(self, x: np.ndarray) -> np.ndarray:
-        prefix = np.concatenate(([0], np.cumsum(np.asarray(x, dtype=np.int64))))
+        prefix = _prefix(x)
         return prefix[self.hi] - prefix[self.lo]
 
 

@@ -74,6 +74,7 @@ from numba import njit, types
 from numba.extending import overload
 
 from ..errors import InputTypeError, ValidationError
+from .segment import _starts_from_back
 
 __all__ = [
     "MAX_FULL_MATRIX_N",
@@ -344,21 +345,8 @@ def _dp_rows_checked(F, argmin, cost_rows, b0, prefer_singleton):
     return -1
 
 
-@njit(cache=True)
-def _backtrack(argmin):
-    n = argmin.shape[0] - 1
-    count = 0
-    j = n
-    while j > 0:
-        j = argmin[j]
-        count += 1
-    starts = np.empty(count, dtype=np.int64)
-    j = n
-    while j > 0:
-        j = argmin[j]
-        count -= 1
-        starts[count] = j
-    return starts
+# group starts from back-pointers: the same walk as the S2 solver's
+_backtrack = _starts_from_back
 
 
 @njit(cache=True)
