@@ -1,4 +1,15 @@
-"""Pictures of a release: the true histogram beside its private estimate.
+"""Pictures of releases and of experiment results.
+
+* :func:`plot_release` - the true histogram beside one private estimate.
+* :func:`plot_skyline` - time against error, one point per method, with the Pareto
+  front (the non-dominated methods) marked, as in Kellaris et al. 2017 §7.2.
+* :func:`plot_error_vs_epsilon` - error against epsilon on log-log axes (§7.3).
+* :func:`plot_error_vs_range` - error against range length r% (§7.3).
+* :func:`plot_mre_by_size` - mean relative error per group of bins of similar true
+  size, per method (SReB_GCA, Fig. 4).
+
+The result plots take tidy rows from :mod:`dphist.experiments` and average over
+trials. Every plot is written atomically and returns its path.
 
 Needs matplotlib (``pip install "dphist[plot]"``). It is imported only when a plot
 is drawn, and only through the non-interactive Agg canvas, so importing dphist
@@ -7,7 +18,10 @@ never requires it and plotting never opens a window or touches pyplot's state.
 
 from __future__ import annotations
 
+import json
+import math
 import os
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +31,14 @@ from ._io import atomic_write
 from .errors import ValidationError
 from .release import Release
 
-__all__ = ["plot_release"]
+__all__ = [
+    "pareto_front",
+    "plot_error_vs_epsilon",
+    "plot_error_vs_range",
+    "plot_mre_by_size",
+    "plot_release",
+    "plot_skyline",
+]
 
 _INSTALL_HINT = 'plotting needs matplotlib: pip install "dphist[plot]"'
 
@@ -112,3 +133,277 @@ def plot_release(
 
     atomic_write(target, lambda tmp: fig.savefig(tmp, format=fmt))
     return target
+
+
+# --------------------------------------------------------------------------- experiment plots
+
+
+def pareto_front(x: object, y: object) -> np.ndarray:
+    """Boolean mask of the points not dominated when both coordinates are minimised.
+
+    Point ``i`` is dominated when some ``j`` has ``x_j <= x_i`` and ``y_j <= y_i`` with
+    at least one strict inequality (Kellaris et al. 2017 §7.2, the "skyline").
+    Identical points do not dominate each other. O(P log P) for P points.
+    """
+    xs = np.asarray(x, dtype=np.float64)
+    ys = np.asarray(y, dtype=np.float64)
+    if xs.ndim != 1 or xs.shape != ys.shape:
+        raise ValidationError("x and y must be 1-D arrays of the same length")
+    if not (np.all(np.isfinite(xs)) and np.all(np.isfinite(ys))):
+        raise ValidationError("x and y must be finite")
+    if xs.size == 0:
+        return np.zeros(0, dtype=bool)
+    order = np.lexsort((ys, xs))  # by x, then y
+    sx, sy = xs[order], ys[order]
+    first = np.searchsorted(sx, sx, side="left")  # first point with the same x
+    running = np.minimum.accumulate(sy)
+    before = np.where(first > 0, running[np.maximum(first - 1, 0)], np.inf)
+    keep = (sy < before) & (sy == sy[first])
+    mask = np.empty(xs.size, dtype=bool)
+    mask[order] = keep
+    return mask
+
+
+def _select(rows: Iterable[Mapping[str, Any]], **where: Any) -> list[Mapping[str, Any]]:
+    """Successful rows matching every ``column=value`` given (``None`` matches any)."""
+    out = []
+    for row in rows:
+        if row.get("error"):
+            continue
+        if all(v is None or _matches(row, k, v) for k, v in where.items()):
+            out.append(row)
+    return out
+
+
+def _matches(row: Mapping[str, Any], column: str, value: Any) -> bool:
+    if column == "epsilon":
+        return math.isclose(float(row["epsilon"]), float(value), rel_tol=1e-12)
+    return row[column] == value
+
+
+def _args(row: Mapping[str, Any]) -> dict[str, Any]:
+    text = row.get("metric_args") or "{}"
+    return json.loads(text)
+
+
+def _label(row: Mapping[str, Any]) -> str:
+    params = json.loads(row.get("params") or "{}")
+    if not params:
+        return str(row["method"])
+    inner = ",".join(f"{k}={v}" for k, v in sorted(params.items()))
+    return f"{row['method']}[{inner}]"
+
+
+def _mean_by(
+    rows: Iterable[Mapping[str, Any]], key: Any, field: str = "value"
+) -> dict[Any, dict[Any, float]]:
+    """``{label: {key(row): mean of field}}`` over the rows, labels in first-seen order."""
+    sums: dict[Any, dict[Any, list[float]]] = {}
+    for row in rows:
+        sums.setdefault(_label(row), {}).setdefault(key(row), []).append(float(row[field]))
+    return {lab: {k: float(np.mean(v)) for k, v in d.items()} for lab, d in sums.items()}
+
+
+def _figure(size: tuple[float, float] = (7.0, 4.8), bottom: float = 0.11) -> tuple[Any, Any]:
+    """A figure with fixed margins: a computed layout costs more than the drawing itself."""
+    figure_cls, canvas_cls = _matplotlib()
+    fig = figure_cls(figsize=size, dpi=100)
+    fig.subplots_adjust(left=0.11, right=0.97, bottom=bottom, top=0.9)
+    return fig, canvas_cls(fig)
+
+
+def _save(fig: Any, canvas: Any, path: str | os.PathLike[str]) -> Path:
+    target = Path(path)
+    fmt = target.suffix.lstrip(".").lower() or "png"
+    if fmt not in canvas.get_supported_filetypes():
+        raise ValidationError(
+            f"cannot write a plot as {target.suffix!r}; use a .png (or .svg / .pdf) file name"
+        )
+    atomic_write(target, lambda tmp: fig.savefig(tmp, format=fmt))
+    return target
+
+
+def _log_y(ax: Any, curves: Mapping[Any, Mapping[Any, float]]) -> None:
+    """Logarithmic y axis when every plotted value is positive (errors of 0 stay visible)."""
+    if all(v > 0 for points in curves.values() for v in points.values()):
+        ax.set_yscale("log")
+
+
+def _nonempty(selected: Sequence[Any], what: str) -> None:
+    if not selected:
+        raise ValidationError(f"no successful rows match {what}; nothing to plot")
+
+
+def plot_skyline(
+    rows: Iterable[Mapping[str, Any]],
+    path: str | os.PathLike[str],
+    *,
+    metric: str,
+    dataset: str | None = None,
+    epsilon: float | None = None,
+    title: str | None = None,
+) -> Path:
+    """Time against error, one point per method, Pareto front in bold (Kellaris Figs 3-10).
+
+    Rows are filtered on ``metric`` (base name), ``dataset`` and ``epsilon``; each
+    method (with its parameters) becomes the point (mean seconds, mean value) over
+    its trials. Both axes are logarithmic. Returns the path written.
+    """
+    selected = _select(rows, metric=metric, dataset=dataset, epsilon=epsilon)
+    _nonempty(selected, f"metric={metric!r}, dataset={dataset!r}, epsilon={epsilon!r}")
+    errors = _mean_by(selected, lambda r: 0)
+    times = _mean_by(selected, lambda r: 0, "seconds")
+    labels = list(errors)
+    x = np.array([max(times[lab][0], 1e-6) for lab in labels])
+    y = np.array([errors[lab][0] for lab in labels])
+    front = pareto_front(x, y)
+
+    fig, canvas = _figure()
+    ax = fig.add_subplot()
+    ax.scatter(x[~front], y[~front], color="0.55", marker="o", label="dominated")
+    ax.scatter(x[front], y[front], color="tab:red", marker="D", s=50, label="Pareto front")
+    order = np.argsort(x[front])
+    ax.plot(x[front][order], y[front][order], color="tab:red", linewidth=1.0, alpha=0.6)
+    for lab, xi, yi, on in zip(labels, x, y, front, strict=True):
+        ax.annotate(
+            lab,
+            (xi, yi),
+            textcoords="offset points",
+            xytext=(4, 3),
+            fontsize=8,
+            fontweight="bold" if on else "normal",
+        )
+    ax.set_xscale("log")
+    if np.all(y > 0):
+        ax.set_yscale("log")
+    ax.margins(x=0.12, y=0.08)  # room for the labels of the outermost points
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel(metric)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best", frameon=False)
+    about = ", ".join(
+        s for s in (dataset, None if epsilon is None else f"ε = {float(epsilon):g}") if s
+    )
+    ax.set_title(title or (f"Time vs error ({about})" if about else "Time vs error"))
+    return _save(fig, canvas, path)
+
+
+def plot_error_vs_epsilon(
+    rows: Iterable[Mapping[str, Any]],
+    path: str | os.PathLike[str],
+    *,
+    metric: str,
+    dataset: str | None = None,
+    methods: Sequence[str] | None = None,
+    title: str | None = None,
+) -> Path:
+    """Mean error against epsilon on log-log axes, one line per method (Kellaris Figs 11-14)."""
+    selected = _select(rows, metric=metric, dataset=dataset)
+    if methods is not None:
+        selected = [r for r in selected if r["method"] in set(methods)]
+    _nonempty(selected, f"metric={metric!r}, dataset={dataset!r}")
+    curves = _mean_by(selected, lambda r: float(r["epsilon"]))
+    fig, canvas = _figure()
+    ax = fig.add_subplot()
+    for lab, points in curves.items():
+        eps = np.array(sorted(points))
+        ax.plot(eps, [points[e] for e in eps], marker="o", label=lab)
+    ax.set_xscale("log")
+    _log_y(ax, curves)
+    ax.set_xlabel("ε")
+    ax.set_ylabel(metric)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(loc="upper right", frameon=False, fontsize=8)
+    ax.set_title(title or f"Error vs ε{f' ({dataset})' if dataset else ''}")
+    return _save(fig, canvas, path)
+
+
+def plot_error_vs_range(
+    rows: Iterable[Mapping[str, Any]],
+    path: str | os.PathLike[str],
+    *,
+    metric: str = "range_pct_mse",
+    dataset: str | None = None,
+    epsilon: float | None = None,
+    methods: Sequence[str] | None = None,
+    title: str | None = None,
+) -> Path:
+    """Mean error against range length r% (metric argument ``r``), per method (Figs 15-18).
+
+    The x axis is logarithmic in base 2 (r = 1, 2, 4, ... 64 in the paper).
+    """
+    selected = [
+        r for r in _select(rows, metric=metric, dataset=dataset, epsilon=epsilon) if "r" in _args(r)
+    ]
+    if methods is not None:
+        selected = [r for r in selected if r["method"] in set(methods)]
+    _nonempty(selected, f"metric={metric!r} with r=, dataset={dataset!r}, epsilon={epsilon!r}")
+    curves = _mean_by(selected, lambda r: float(_args(r)["r"]))
+    fig, canvas = _figure()
+    ax = fig.add_subplot()
+    for lab, points in curves.items():
+        rs = np.array(sorted(points))
+        ax.plot(rs, [points[v] for v in rs], marker="o", label=lab)
+    ax.set_xscale("log", base=2)
+    ticks = sorted({v for points in curves.values() for v in points})
+    ax.set_xticks(ticks, [f"{v:g}" for v in ticks])
+    _log_y(ax, curves)
+    ax.set_xlabel("range length r (% of the domain)")
+    ax.set_ylabel(metric)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(loc="upper left", frameon=False, fontsize=8)
+    about = ", ".join(
+        s for s in (dataset, None if epsilon is None else f"ε = {float(epsilon):g}") if s
+    )
+    ax.set_title(title or f"Error vs range length{f' ({about})' if about else ''}")
+    return _save(fig, canvas, path)
+
+
+def plot_mre_by_size(
+    rows: Iterable[Mapping[str, Any]],
+    path: str | os.PathLike[str],
+    *,
+    dataset: str | None = None,
+    epsilon: float | None = None,
+    methods: Sequence[str] | None = None,
+    title: str | None = None,
+) -> Path:
+    """MRE per group of bins of similar true size, one line per method (SReB_GCA Fig. 4).
+
+    Uses rows of the ``mre_size`` metric (arguments ``lo``, ``hi``: the group holds
+    the bins with ``lo <= true < hi``); groups without bins (NaN) are left out.
+    """
+    selected = [
+        r
+        for r in _select(rows, metric="mre_size", dataset=dataset, epsilon=epsilon)
+        if math.isfinite(float(r["value"]))
+    ]
+    if methods is not None:
+        selected = [r for r in selected if r["method"] in set(methods)]
+    _nonempty(selected, f"metric 'mre_size', dataset={dataset!r}, epsilon={epsilon!r}")
+    curves = _mean_by(selected, lambda r: (float(_args(r)["lo"]), float(_args(r)["hi"])))
+    groups = sorted({g for points in curves.values() for g in points})
+    position = {g: i for i, g in enumerate(groups)}
+    fig, canvas = _figure((8.0, 4.8), bottom=0.2)
+    ax = fig.add_subplot()
+    for lab, points in curves.items():
+        keys = sorted(points)
+        ax.plot([position[g] for g in keys], [points[g] for g in keys], marker="o", label=lab)
+    ax.set_xticks(range(len(groups)), [_interval(lo, hi) for lo, hi in groups], rotation=30)
+    _log_y(ax, curves)
+    ax.set_xlabel("true bin count")
+    ax.set_ylabel("mean relative error")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper right", frameon=False, fontsize=8)
+    about = ", ".join(
+        s for s in (dataset, None if epsilon is None else f"ε = {float(epsilon):g}") if s
+    )
+    ax.set_title(title or f"MRE by bin size{f' ({about})' if about else ''}")
+    return _save(fig, canvas, path)
+
+
+def _interval(lo: float, hi: float) -> str:
+    def fmt(v: float) -> str:
+        return "∞" if math.isinf(v) else f"{v:g}"
+
+    return f"[{fmt(lo)}, {fmt(hi)})"
