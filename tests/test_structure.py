@@ -7,7 +7,7 @@ import dphist
 
 SRC = Path(dphist.__file__).parent
 KERNEL = SRC / "_kernel"
-RAW_NAMES = {"_true_counts", "_read"}
+RAW_NAMES = {"_true_counts", "_true_groups", "_read"}
 
 
 def raw_accesses(source: str) -> list[str]:
@@ -26,6 +26,7 @@ def raw_accesses(source: str) -> list[str]:
 def test_the_checker_catches_raw_reads():
     assert raw_accesses("x = data._read()")
     assert raw_accesses("x = getattr(data, '_true_counts')")
+    assert raw_accesses("x = groups._true_groups")
     assert raw_accesses("from dphist._kernel.data import ProtectedCounts as P\nP._read")
     assert not raw_accesses("x = view.measure(q)")
 
@@ -43,7 +44,7 @@ def test_no_module_outside_the_kernel_reads_raw_counts():
 
 def test_the_kernel_is_where_raw_reads_happen():
     kernel_hits = {p.name for p in KERNEL.rglob("*.py") if raw_accesses(p.read_text())}
-    assert kernel_hits == {"data.py", "view.py"}
+    assert kernel_hits == {"data.py", "view.py", "groups.py"}
 
 
 def test_blocks_and_methods_do_not_import_kernel_internals():
@@ -53,6 +54,8 @@ def test_blocks_and_methods_do_not_import_kernel_internals():
             continue
         for node in ast.walk(ast.parse(p.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module:
-                assert not node.module.startswith(("_kernel.data", "_kernel.view")) and not (
-                    node.module.endswith("_kernel.data")
-                ), f"{p.relative_to(SRC)} imports {node.module}"
+                assert not node.module.startswith(
+                    ("_kernel.data", "_kernel.view", "_kernel.groups")
+                ) and not (node.module.endswith(("_kernel.data", "_kernel.groups"))), (
+                    f"{p.relative_to(SRC)} imports {node.module}"
+                )

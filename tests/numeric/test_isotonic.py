@@ -23,6 +23,7 @@ from dphist._numeric.isotonic import (
     isotonic_l2,
     isotonic_l2_inplace,
     largest_remainder,
+    project_simplex,
     ranked_to_cumulative,
     ranked_to_hist,
     round_half_up,
@@ -491,7 +492,7 @@ def test_variances_exact_blocks():
     with pytest.raises(ValidationError, match="sorted"):
         group_variances([2, 1], 1.0, method="ranked")
     with pytest.raises(ValidationError, match="method"):
-        size_variances([1], 1.0, method="naive")
+        size_variances([1], 1.0, method="hc")
     with pytest.raises(ValidationError, match="eps"):
         size_variances([1], 0.0, method="ranked")
 
@@ -633,3 +634,43 @@ def test_view_validation():
         ranked_to_hist([5], length=3)
     assert hist_to_cumulative([1.0, 2.0]).tolist() == [1, 3]
     assert ranked_to_hist([]).tolist() == []
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.floats(-5, 5, allow_nan=False), min_size=1, max_size=8),
+    st.integers(0, 12),
+)
+def test_simplex_projection_matches_a_qp(y, total):
+    """Spec §6.1 / §12.2: closed-form projection equals an SLSQP solution."""
+    y = np.array(y)
+    x = project_simplex(y, total)
+    assert np.all(x >= 0) and math.isclose(x.sum(), total, abs_tol=1e-9)
+    if total == 0:
+        assert np.all(x == 0)
+        return
+    res = minimize(
+        lambda v: np.sum((v - y) ** 2),
+        np.full(y.size, total / y.size),
+        jac=lambda v: 2 * (v - y),
+        bounds=[(0, None)] * y.size,
+        constraints=[{"type": "eq", "fun": lambda v: v.sum() - total}],
+        method="SLSQP",
+        options={"ftol": 1e-12, "maxiter": 500},
+    )
+    assert np.sum((x - y) ** 2) <= res.fun + 1e-6
+    np.testing.assert_allclose(x, res.x, atol=1e-4)
+
+
+def test_simplex_projection_worked_example_and_validation():
+    x = project_simplex([-1.0, 3.6, 0.4, 2.0], 5)
+    np.testing.assert_allclose(x, [0, 49 / 15, 1 / 15, 5 / 3])
+    assert largest_remainder(x, 5).tolist() == [0, 3, 0, 2]
+    with pytest.raises(ValidationError):
+        project_simplex([1.0], -1)
+    with pytest.raises(ValidationError):
+        project_simplex([], 1)
+
+
+def test_naive_variance_factor():
+    np.testing.assert_allclose(size_variances([0, 2, 0, 4], 2.0, method="naive")[[1, 3]], [1, 0.5])

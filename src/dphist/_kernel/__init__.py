@@ -7,6 +7,7 @@ each primitive.
 
 from .budget import REST, Accountant, Charge, as_fraction, resolve_shares, validate_epsilon
 from .data import ProtectedCounts, protect
+from .groups import GroupMeasurer, ProtectedGroups, protect_groups
 from .noise import NoiseSource, noise_source, noise_variance
 from .operators import GroupSums, Identity, IntervalSums, Query
 from .view import Measurement, PrivateView, run_pipeline
@@ -15,6 +16,7 @@ __all__ = [
     "REST",
     "Accountant",
     "Charge",
+    "GroupMeasurer",
     "GroupSums",
     "Identity",
     "IntervalSums",
@@ -22,11 +24,13 @@ __all__ = [
     "NoiseSource",
     "PrivateView",
     "ProtectedCounts",
+    "ProtectedGroups",
     "Query",
     "as_fraction",
     "noise_source",
     "noise_variance",
     "protect",
+    "protect_groups",
     "resolve_shares",
     "run_pipeline",
     "validate_epsilon",

@@ -11,6 +11,8 @@ restored in the group-size spec (§3, §6.4, §6.5, §7.3):
   block values, O(n log n).
 * :func:`bounded_isotonic`: the cumulative method's fit, non-decreasing inside
   ``[lower, upper]`` with an optional fixed last entry.
+* :func:`project_simplex`: the naive method's fit, Euclidean projection onto
+  ``{x >= 0, sum(x) = G}`` in closed form (§6.1).
 * :func:`block_starts`, :func:`group_variances`, :func:`size_variances`: the block
   structure of a fit and the per-group variance heuristics of §7.3.
 * :func:`round_half_up`, :func:`largest_remainder`, :func:`apportion`,
@@ -50,6 +52,7 @@ __all__ = [
     "isotonic_l2",
     "isotonic_l2_inplace",
     "largest_remainder",
+    "project_simplex",
     "ranked_to_cumulative",
     "ranked_to_hist",
     "round_half_up",
@@ -58,12 +61,13 @@ __all__ = [
 
 Norm = Literal["l2", "l1"]
 NORMS: tuple[str, ...] = ("l2", "l1")
-Method = Literal["ranked", "cumulative"]
-METHODS: tuple[str, ...] = ("ranked", "cumulative")
+Method = Literal["ranked", "cumulative", "naive"]
+METHODS: tuple[str, ...] = ("ranked", "cumulative", "naive")
 
 # Variance of one noisy cell is approximated by the Laplace variance 2/eps**2 (§7.3);
-# a count of the cumulative method is a difference of two cells, hence 4/eps**2.
-_NOISE_FACTOR = {"ranked": 2.0, "cumulative": 4.0}
+# a count of the cumulative method is a difference of two cells, hence 4/eps**2; a
+# naive count carries noise of scale 2/eps, hence 8/eps**2 (our extension of §7.3).
+_NOISE_FACTOR = {"ranked": 2.0, "cumulative": 4.0, "naive": 8.0}
 
 
 # --------------------------------------------------------------------------- kernels
@@ -459,6 +463,29 @@ def bounded_isotonic(
     return out
 
 
+def project_simplex(y: npt.ArrayLike, total: float) -> np.ndarray:
+    """Euclidean projection onto ``{x >= 0, sum(x) = total}``: the naive method's fit.
+
+    ``argmin ||x - y||_2`` subject to ``x >= 0`` and ``sum(x) = total`` (spec §6.1 step
+    2; Kuo et al. 2018, §4.1 solve it with a QP solver). Closed form
+    ``x_i = max(y_i - tau, 0)`` with ``tau`` found from the decreasingly sorted ``y``:
+    the largest ``j`` with ``u_j > (sum_{t<=j} u_t - total)/j`` fixes
+    ``tau = (sum_{t<=j} u_t - total)/j``. ``total = 0`` gives zeros. O(n log n).
+    """
+    v = _real_vector(y, "y", allow_empty=False)
+    t = _bound(total, "total")
+    if not (math.isfinite(t) and t >= 0.0):
+        raise ValidationError(f"total must be finite and >= 0; got {t!r}")
+    if t == 0.0:
+        return np.zeros_like(v)
+    u = np.sort(v)[::-1]
+    css = np.cumsum(u) - t
+    j = np.arange(1, v.shape[0] + 1)
+    rho = int(np.flatnonzero(u - css / j > 0.0)[-1])
+    tau = css[rho] / (rho + 1)
+    return np.maximum(v - tau, 0.0)
+
+
 # --------------------------------------------------------- blocks and variances
 
 
@@ -492,9 +519,11 @@ def size_variances(hist: npt.ArrayLike, eps: float, *, method: Method) -> np.nda
     ``V[i] = c / (eps**2 * Ĥ[i])`` for every size ``i`` with ``Ĥ[i] > 0`` and NaN for
     empty sizes, where ``c = 2`` for the ranked method (``method="ranked"``, Hg: a block
     of ``n`` noisy values of variance ``2/eps**2`` averaged, ``n`` approximated by the
-    number of groups of that size; also used for L1 fits) and ``c = 4`` for the
+    number of groups of that size; also used for L1 fits), ``c = 4`` for the
     cumulative method (``"cumulative"``, Hc: a count is the difference of two noisy
-    cumulative cells, spread over its ``Ĥ[i]`` groups). ``eps`` is the budget of the
+    cumulative cells, spread over its ``Ĥ[i]`` groups) and ``c = 8`` for the naive
+    method (``"naive"``: one cell with noise of scale ``2/eps``; our extension, the
+    paper gives no heuristic for it). ``eps`` is the budget of the
     node's level. Every group of size ``i`` gets ``V[i]``. O(len(hist)).
     """
     h = _count_vector(hist, "hist")
