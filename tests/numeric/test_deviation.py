@@ -213,6 +213,58 @@ def test_window_deviation_with_huge_counts_is_exact():
     assert float(exact_dev(x.tolist())) == 10 / 3
 
 
+@SETTINGS
+@given(vectors)
+def test_interval_index_equals_the_streamed_rows_bit_for_bit(x):
+    n = len(x)
+    full = dv.all_interval_deviations(x)
+    a, b = np.triu_indices(n)
+    got = dv.interval_deviations(x, a, b)
+    if np.asarray(x).dtype.kind in "iu":
+        np.testing.assert_array_equal(got, full[a, b])  # same count, sum and formula
+    else:
+        assert_close(got, full[a, b], x)
+    index = dv.DeviationIndex(x)
+    np.testing.assert_array_equal(index(a[::-1], b[::-1]), got[::-1])
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 10**14), st.integers(0, 9)), min_size=1, max_size=24))
+def test_interval_index_with_huge_counts(values):
+    x = np.array(values, dtype=np.int64)
+    a, b = np.triu_indices(len(x))
+    np.testing.assert_array_equal(
+        dv.interval_deviations(x, a, b), dv.all_interval_deviations(x)[a, b]
+    )
+
+
+@SETTINGS
+@given(st.lists(st.integers(0, 60), min_size=2, max_size=40), st.data())
+def test_extending_an_interval_never_lowers_its_deviation(values, data):
+    # the S1 sampler bounds whole blocks of starts by the shortest interval's dev
+    x = np.array(values, dtype=np.int64)
+    n = len(x)
+    b = data.draw(st.integers(0, n - 1))
+    starts = np.arange(b + 1)
+    d = dv.interval_deviations(x, starts, np.full(b + 1, b))
+    assert np.all(np.diff(d) <= 0)
+    ends = np.arange(b, n)
+    e = dv.interval_deviations(x, np.full(ends.size, 0), ends)
+    assert np.all(np.diff(e) >= 0)
+
+
+def test_interval_index_by_hand_and_validation():
+    x = [0, 0, 4, 1, 1]
+    assert dv.interval_deviations(x, [0, 3, 2], [2, 4, 2]).tolist() == [16 / 3, 0.0, 0.0]
+    index = dv.DeviationIndex(np.array([5, 5, 5, 100]))
+    assert index([0], [3])[0] == 142.5
+    for lo, hi in (([1], [0]), ([-1], [2]), ([0], [4]), ([0, 1], [2])):
+        with pytest.raises(ValidationError):
+            index(lo, hi)
+    with pytest.raises(ValidationError):
+        index([0.5], [2])
+
+
 # ------------------------------------------------------------------------------------
 # Sensitivity of one cost
 

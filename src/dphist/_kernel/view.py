@@ -37,6 +37,7 @@ from .budget import Accountant, Charge, as_fraction, resolve_shares
 from .data import ProtectedCounts
 from .noise import NoiseSource, discrete_laplace_variance, lattice_parameters, rational_scale
 from .operators import Query
+from .partition import certified_full_partition, lazy_supported, reference_full_partition
 from .selection import (
     fourier_coefficients,
     php_partition,
@@ -196,9 +197,12 @@ class PrivateView:
         the output probabilities differ by at most ``exp(|s| / sigma_{B*})`` with
         ``|s| <= D_{B*} + D* + 2g`` (``D*`` the largest ``D_B``, ``g`` the lattice of the
         rounded costs). Noise of scale ``sigma_B = (D_B + D* + 2g)/epsilon`` (``"pow2"``,
-        tree) or the largest such scale for every candidate (``"all"``, which streams
-        its candidates) therefore gives epsilon-DP. Ties cannot break the argument:
-        the dynamic programs break ties by a fixed order on partitions.
+        tree) or the largest such scale for every candidate (``"all"``) therefore gives
+        epsilon-DP. With one scale the ``"all"`` noises are i.i.d., so each step of its
+        DP only needs the minimum and first minimiser over the candidates; those are
+        sampled exactly without drawing every noise (``partition.py``, kernel NOTES).
+        Ties cannot break the argument: the dynamic programs break ties by a fixed order
+        on partitions.
 
         ``mode="reference"`` reproduces the public DAWA code (scale
         ``(2 - 1/|B| - 1/N)/epsilon``, no noise on single bins, costs floored at
@@ -277,20 +281,23 @@ class PrivateView:
         n = self.n
         scale = (2 * d_star + 2 * g) / eps
         gf = float(g)
+        if certified:
+            # Same noise law, sampled lazily (partition.py): only the pair (min, argmin)
+            # of each right end is drawn, never all N (N + 1) / 2 noises.
+            t, s = rational_scale(scale / g, Fraction(1))
+            if np.ndim(penalty) == 0 and lazy_supported(t, s):
+                return certified_full_partition(x, float(penalty), gf, t, s, self._noise.bits)
+            return reference_full_partition(x, penalty, gf, t, s, self._noise)
 
         def to_costs(b0: int, dev: np.ndarray) -> np.ndarray:
             ends = np.arange(b0, b0 + dev.shape[0])[:, None]
             valid = np.arange(n)[None, :] <= ends
             out = np.full(dev.shape, np.inf)
-            if certified:
-                out[valid] = np.rint(dev[valid] / gf) * gf + penalty
-                out[valid] += self._lattice_noise(scale, g, int(valid.sum()))
-                return out
             lengths = (ends - np.arange(n)[None, :] + 1)[valid]
             out[valid] = self._noisy_costs(dev[valid], lengths, eps, g, d_star, penalty, False, n)
             return out
 
-        return l1_partition_streamed(x, to_costs, prefer_singleton=not certified)
+        return l1_partition_streamed(x, to_costs, prefer_singleton=True)
 
     def _tree_cut(self, x, tree, eps, g, d_star, penalty, certified):
         prefix = np.concatenate(([0], np.cumsum(x)))
