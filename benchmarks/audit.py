@@ -2,7 +2,7 @@
 
 Run: python benchmarks/audit.py [--bins 8] [--pairs 2] [--n-search 800]
      [--n-confirm 3200] [--epsilon 1.0] [--seed 0] [--methods identity H ...]
-     [--no-methods] [--no-mutants]
+     [--no-methods] [--no-targeted] [--no-mutants]
 
 Prints one row per audited mechanism: the claimed epsilon, the largest lower
 confidence bound eps_lb over the neighbour pairs (alpha = 1e-6 per pair), the
@@ -10,7 +10,10 @@ number of mechanism runs, the seconds taken and the witness event with its pair.
 Control rows (marked ``*``) are the correct twins of the mutants. Methods are
 flagged when eps_lb exceeds the claim; mutants (deliberately broken variants from
 ``tests/audit/test_mutants.py``) must be flagged, by the audit or by the white-box
-ledger check. ``--pairs all`` audits the whole neighbour catalogue.
+ledger check. ``--pairs all`` audits the whole neighbour catalogue. Targeted rows
+audit AHP, sDAHP and EFPA on the noise-free decision-boundary pairs of
+``tests/audit/test_targeted.py`` (1,000 search and 4,000 confirm runs per side, as
+in the tests).
 """
 
 from __future__ import annotations
@@ -83,7 +86,12 @@ def main() -> None:
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--methods", nargs="*", default=None)
+    parser.add_argument(
+        "--start", type=int, default=0, help="skip methods listed before this index"
+    )
+    parser.add_argument("--stop", type=int, default=None, help="stop before this index")
     parser.add_argument("--no-methods", action="store_true")
+    parser.add_argument("--no-targeted", action="store_true")
     parser.add_argument("--no-mutants", action="store_true")
     args = parser.parse_args()
 
@@ -98,6 +106,8 @@ def main() -> None:
         params_of = load_test_module("test_audit_methods").params_of
         names = args.methods or [m.name for m in dh.methods()]
         for index, name in enumerate(names):
+            if index < args.start or (args.stop is not None and index >= args.stop):
+                continue  # the seed stays tied to the index: parts add up to a full run
             mech = audit.method_mechanism(name, epsilon=args.epsilon, **params_of(name))
             pairs = method_pairs(mech, name, index, args.bins, args.pairs, args.seed)
             total_pairs += len(pairs)
@@ -112,6 +122,34 @@ def main() -> None:
             event = f"{w.best.event} [{w.pair.describe()}]" if w.best else "-"
             verdict = "FLAGGED" if res.flagged else "pass"
             print(row(name, f"{res.epsilon:g}", res.eps_lb, verdict, res.runs, res.seconds, event))
+            sys.stdout.flush()
+    if not args.no_targeted:
+        targeted = load_test_module("test_targeted")
+        for label, (name, params, make_pair, _) in targeted.TARGETS.items():
+            mech = audit.method_mechanism(name, epsilon=1.0, **params)
+            res = audit.audit(
+                mech,
+                [make_pair()],
+                n_search=targeted.N_SEARCH,
+                n_confirm=targeted.N_CONFIRM,
+                seed=targeted.SEED,
+            )
+            total_pairs += 1
+            w = res.worst
+            p = w.pair
+            event = f"{w.best.event} [{p.describe()}: {p.x.tolist()}]" if w.best else "-"
+            verdict = "FLAGGED" if res.flagged else "pass"
+            print(
+                row(
+                    f"targeted: {label}",
+                    f"{res.epsilon:g}",
+                    res.eps_lb,
+                    verdict,
+                    res.runs,
+                    res.seconds,
+                    event,
+                )
+            )
             sys.stdout.flush()
     if not args.no_mutants:
         zoo = load_test_module("test_mutants")

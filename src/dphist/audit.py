@@ -20,7 +20,10 @@ One audit of one neighbour pair has two phases on disjoint random streams:
      whitened, Fisher-discriminant form), and joint-tail statistics on the
      coordinates that moved and on the windows and group around ``i``: the minimum
      and maximum of the standardised deviations and a clipped sum, which is the
-     log-likelihood ratio of a claimed Laplace model (E3, E4);
+     log-likelihood ratio of a claimed Laplace model (E3, E4); the output's
+     orthonormal Fourier coefficients, how many of them are non-zero (a spectral
+     method's released K) and the same joint-tail statistics on the coefficients
+     that moved (E5);
    * thresholds are the pooled search quantiles, or every observed value for a
      statistic with few values (this includes the lattice points ``x_i`` and
      ``x_i + 1`` of integer outputs);
@@ -57,6 +60,13 @@ Mechanisms. A :class:`Mechanism` runs a batch: ``run(x, runs, seed)`` returns
 mode), :func:`pipeline_mechanism` a pipeline of blocks run through the kernel,
 :func:`function_mechanism` a plain function; :func:`seeded_laplace` gives plain
 functions the production sampler.
+
+Neighbours. :func:`catalogue` and :func:`neighbours` give the default pairs (spec
+§1.2.2); :func:`probe_boundaries` finds decision boundaries with common random
+numbers, and :func:`decision_pairs` finds them exactly by running a registered
+method noise-free: a neighbour only reveals a data-dependent decision (a threshold,
+a clustering cut, a private choice) when it moves it, so methods whose decisions
+are far from the default pairs need these.
 
 Example
 -------
@@ -112,6 +122,7 @@ __all__ = [
     "audit_pair",
     "catalogue",
     "clopper_pearson",
+    "decision_pairs",
     "epsilon_lower_bound",
     "function_mechanism",
     "ledger_check",
@@ -450,6 +461,84 @@ def probe_boundaries(
     return tuple(out)
 
 
+class _ZeroNoise(NoiseSource):
+    """A noise source whose sampler returns zeros: the method's decisions on exact
+    values, at the claimed epsilon (its thresholds and costs unchanged)."""
+
+    def discrete_laplace(self, t: int, s: int, size: int) -> np.ndarray:
+        return np.zeros(int(size), dtype=np.int64)
+
+    def spawn(self) -> _ZeroNoise:
+        return self
+
+
+def _noise_free_key(name: str, blocks: Sequence[Any], eps: Fraction, x: np.ndarray) -> bytes:
+    """The decisions visible in one noise-free release: the grouping and the number
+    of retained Fourier coefficients."""
+    data = protect(x)
+    state, _ = run_pipeline(
+        data,
+        blocks,
+        lambda plan: State(n=data.n, budgets=plan),
+        epsilon=eps,
+        budget=Accountant(eps, label="noise-free").child(eps, label=name),
+        noise=_ZeroNoise(GeneratorBits(np.random.default_rng(0))),
+    )
+    y = to_original_order(state.estimate, state.order)[None, :]
+    parts: list[bytes] = []
+    if state.labels is not None:
+        parts.append(_pattern_bits(to_original_order(state.labels, state.order)[None, :]).tobytes())
+    if y.shape[1] >= 2:
+        parts.append(_retained(_fourier(y)).tobytes())
+    return b"|".join(parts)
+
+
+def decision_pairs(
+    method: str,
+    x: object,
+    *,
+    bins: Iterable[int] | None = None,
+    span: int = 20,
+    epsilon: object = 1.0,
+    params: Mapping[str, Any] | None = None,
+    limit: int | None = 2,
+) -> tuple[Neighbour, ...]:
+    """Decision-boundary pairs (spec §1.2.2, N2) of a registered method, found noise-free.
+
+    The method runs with a sampler that returns zeros, so every data-dependent
+    decision (a threshold, a clustering cut, a private selection) is taken on exact
+    values at the claimed ``epsilon``. For each bin ``i`` (default: all) and each
+    value ``v`` within ``span`` of ``x_i``, the pair ``x_i = v`` / ``v + 1`` is kept
+    when the released decisions (the grouping, the number of retained Fourier
+    coefficients) differ between the two. For a decision "noisy value >= c" this is
+    the pair ``c - 1 -> c``: the event has probabilities ``P(Z >= 1)`` and
+    ``P(Z >= 0)`` for the noise ``Z``, whose ratio is the whole budget behind the
+    noisy value when nothing else moves the cut. Pairs are ordered by distance from
+    ``x_i``, at most ``limit`` (None: all). Primitives that draw their own bits
+    instead of calling the sampler (the certified L1 partition) still run with noise.
+    """
+    info = get_method(method)
+    blocks = info.pipeline(**dict(params or {})).blocks
+    eps = validate_epsilon(epsilon)
+    x = np.array(x, dtype=np.int64)
+    found: list[tuple[int, int, int]] = []
+    for i in range(x.size) if bins is None else bins:
+        values = range(max(0, int(x[i]) - span), int(x[i]) + span + 2)
+        keys = [_noise_free_key(info.name, blocks, eps, _with(x, i, v)) for v in values]
+        for v, a, b in zip(values, keys, keys[1:], strict=False):
+            if a != b:
+                found.append((abs(v - int(x[i])), int(i), v))
+    found.sort()
+    chosen = found if limit is None else found[:limit]
+    return tuple(_pair(_with(x, i, v), i, +1, "noise-free decision boundary") for _, i, v in chosen)
+
+
+def _with(x: np.ndarray, i: int, v: int) -> np.ndarray:
+    out = x.copy()
+    out[i] = v
+    return out
+
+
 def standard_histogram(n: int) -> np.ndarray:
     """The default audit input of ``n`` bins: a flat run of 20s (ties, interior bins),
     then alternating 0 and 3 (zero and low bins), then a large last bin (60)."""
@@ -643,9 +732,47 @@ class _Features:
             zero = np.isclose(pooled, 0.0, atol=_TOL)
             self.zero_bins = [j for j in range(self.m) if 0 < zero[:, j].mean() < 1]
         self.has_labels = bool(labels)
+        self._fit_fourier(ya, yb)
         # categorical statistics
         self.categoricals: list[_Categorical] = []
         self._fit_categoricals(a, b)
+
+    def _fit_fourier(self, ya: np.ndarray, yb: np.ndarray) -> None:
+        """The Fourier view (E5): coefficients that moved, whether the number of
+        retained coefficients varies (a spectral method's choice of K)."""
+        self.fourier = self.per_bin and self.m >= 2
+        self.f_sets: list[tuple[str, np.ndarray]] = []
+        self.f_count = False
+        if not self.fourier:
+            return
+        fa, fb = _fourier(ya), _fourier(yb)
+        sd = np.sqrt(0.5 * (fa.var(axis=0) + fb.var(axis=0)))
+        self.f_sd = np.where(sd > _TOL, sd, 1.0)
+        diff = fb.mean(axis=0) - fa.mean(axis=0)
+        se = np.maximum(np.sqrt((fa.var(axis=0) + fb.var(axis=0)) / fa.shape[0]), _TOL)
+        self.f_sign = np.where(diff != 0, np.sign(diff), 1.0)
+        self.f_half = np.maximum(np.abs(diff) / 2, _TOL)
+        self.f_mid = 0.5 * (fa.mean(axis=0) + fb.mean(axis=0))
+        moved = int((np.abs(diff) > 2 * se).sum())
+        order = np.argsort(-np.abs(diff) / se, kind="stable")
+        shifted = np.sort(order[: min(_MAX_SHIFTED, moved)])
+        if shifted.size >= 2:
+            self.f_sets.append((f"moved Fourier coefficients {_idx(shifted)}", shifted))
+        kept = np.concatenate([_retained(fa), _retained(fb)])
+        self.f_count = bool(np.any(kept != kept[0]))
+
+    def _fourier_statistics(self, y: np.ndarray, add: Callable[[str, np.ndarray], None]) -> None:
+        c = _fourier(y)
+        for r in range(self.m):
+            add(f"Fourier c[{r}]", c[:, r])
+        if self.f_count:
+            add("number of retained Fourier coefficients", _retained(c))
+        for name, s in self.f_sets:
+            z = self.f_sign[s] * (c[:, s] - self.f_mid[s]) / self.f_sd[s]
+            add(f"min over {name} of signed z", z.min(axis=1))
+            h = self.f_half[s]
+            dev = np.clip(self.f_sign[s] * (c[:, s] - self.f_mid[s]), -h, h) / self.f_sd[s]
+            add(f"clipped likelihood ratio over {name}", dev.sum(axis=1))
 
     # ---- numeric statistics
     def numeric(self, out: Outputs) -> tuple[list[str], np.ndarray]:
@@ -693,6 +820,8 @@ class _Features:
             h = self.half_shift[s]
             dev = np.clip(self.sign[s] * (y[:, s] - self.mid[s]), -h, h) / self.sd[s]
             add(f"clipped likelihood ratio over {name}", dev.sum(axis=1))
+        if self.fourier:
+            self._fourier_statistics(y, add)
         if out.labels is not None and self.per_bin:
             lab = out.labels
             add("number of groups", np.array([np.unique(r).size for r in lab]))
@@ -744,6 +873,32 @@ class _Features:
             cat.codes(keyer(out))
             for cat, keyer in zip(self.categoricals, self._keyers, strict=True)
         ]
+
+
+def _fourier(y: np.ndarray) -> np.ndarray:
+    """Each row of ``y`` in the orthonormal real Fourier basis, by frequency: the
+    constant row, then a cosine and a sine row per frequency, and for an even
+    length the alternating row (the layout EFPA releases; Acs et al., ICDM 2012, §5)."""
+    n = y.shape[1]
+    f = np.fft.rfft(y, axis=1)
+    out = np.empty(y.shape)
+    out[:, 0] = f[:, 0].real / math.sqrt(n)
+    half = (n - 1) // 2
+    scale = math.sqrt(2.0 / n)
+    out[:, 1 : 2 * half + 1 : 2] = f[:, 1 : half + 1].real * scale
+    out[:, 2 : 2 * half + 2 : 2] = -f[:, 1 : half + 1].imag * scale
+    if n % 2 == 0:
+        out[:, n - 1] = f[:, n // 2].real / math.sqrt(n)
+    return out
+
+
+def _retained(c: np.ndarray) -> np.ndarray:
+    """Number of leading Fourier coefficients up to the last non-zero one, per row
+    (zero means rounding-level, relative to the row's largest coefficient)."""
+    tol = 1e-9 * np.maximum(1.0, np.abs(c).max(axis=1, initial=0.0))
+    nonzero = np.abs(c) > tol[:, None]
+    last = c.shape[1] - np.argmax(nonzero[:, ::-1], axis=1)
+    return np.where(nonzero.any(axis=1), last, 0)
 
 
 def _idx(s: np.ndarray) -> str:

@@ -5,10 +5,11 @@ samples) carry the ``audit_extended`` marker and are skipped unless selected wit
 ``pytest -m audit_extended`` or ``EXTENDED`` below is set to True.
 
 False alarms: a correct mechanism is flagged on one neighbour pair with probability
-at most alpha = 1e-6, whatever the seed. The default suite audits about 95 pairs of
-correct mechanisms (two per registered method, 15 correct twins of the mutants, 8
-positive controls), so a false alarm anywhere has probability at most about 1e-4
-for fresh seeds; with the fixed seeds used here the outcome is deterministic.
+at most alpha = 1e-6, whatever the seed. The default suite audits about 100 pairs of
+correct mechanisms (two per registered method, 16 correct twins of the mutants, 8
+positive controls, 4 targeted decision-boundary pairs), so a false alarm anywhere
+has probability at most about 1e-4 for fresh seeds; with the fixed seeds used here
+the outcome is deterministic.
 
 Tests report their audit results through the ``audit_row`` fixture; the rows travel
 with the test reports (so they also arrive from pytest-xdist workers) and are printed

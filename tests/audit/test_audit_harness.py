@@ -327,3 +327,52 @@ def test_calibration_no_false_flags(audit_row):
     audit_row(
         "calibration: 200 correct audits", 1, max(bounds), "pass", "max eps_lb / epsilon", runs, 0
     )
+
+
+# --------------------------------------------------------------------------- Fourier view (E5)
+
+
+@pytest.mark.parametrize("n", [2, 3, 7, 8])
+def test_fourier_view_matches_the_kernel_basis(n):
+    from dphist._kernel.selection import fourier_coefficients
+
+    y = np.random.default_rng(n).normal(size=(6, n))
+    expected = np.array([fourier_coefficients(row) for row in y])
+    np.testing.assert_allclose(audit._fourier(y), expected, atol=1e-12)
+    # orthonormal: the squared norm is kept
+    np.testing.assert_allclose((audit._fourier(y) ** 2).sum(axis=1), (y**2).sum(axis=1))
+
+
+def test_retained_coefficients_hand_worked():
+    c = np.array(
+        [
+            [3.0, 0.0, 0.0, 0.0],
+            [3.0, -1.0, 0.0, 0.0],
+            [0.0, 0.0, 0.0, 0.0],
+            [5.0, 0.0, 0.0, 1e-13],  # rounding-level tail
+            [1.0, 0.0, 0.0, 2.0],
+        ]
+    )
+    assert audit._retained(c).tolist() == [1, 2, 0, 1, 4]
+
+
+def test_low_pass_outputs_expose_how_many_coefficients_were_kept():
+    """A mechanism keeping 1 or 3 noisy coefficients depending on x_0 (a raw
+    decision): the statistic reads K off the output, 1 under x and 3 under x'."""
+    from dphist._kernel.selection import inverse_fourier
+
+    def low_pass(x, generator):
+        k = 3 if x[0] > 0 else 1
+        coeffs = np.zeros(x.size)
+        coeffs[:k] = 5.0 + audit.seeded_laplace(generator, 1, k)
+        return inverse_fourier(coeffs)
+
+    mech = audit.function_mechanism("raw low-pass", low_pass)
+    pair = audit.pair([0, 4, 4, 4], 0, +1)
+    a = mech.run(pair.x, 50, np.random.SeedSequence(1))
+    b = mech.run(pair.x2, 50, np.random.SeedSequence(2))
+    feats = audit._Features(pair, a, b)
+    names, col_a = feats.numeric(a)
+    _, col_b = feats.numeric(b)
+    j = names.index("number of retained Fourier coefficients")
+    assert set(col_a[:, j]) == {1} and set(col_b[:, j]) == {3}

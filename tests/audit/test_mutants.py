@@ -12,6 +12,7 @@ about the bug and not about the harness.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -28,7 +29,17 @@ from dphist._kernel import GroupSums, Identity, IntervalSums
 from dphist._kernel.noise import rational_scale
 from dphist._numeric.segment import labels_from_starts, segment
 from dphist._numeric.tree import consistency, tree_layout
-from dphist.blocks import REST, Block, GroupTotals, Pipeline, SquaredErrorGrouping
+from dphist.blocks import (
+    REST,
+    AHPClustering,
+    Block,
+    GroupTotals,
+    NoisyBins,
+    Pipeline,
+    SortByNoisy,
+    SquaredErrorGrouping,
+    Threshold,
+)
 from dphist.methods import register, registry
 
 # --------------------------------------------------------------------------- outcome
@@ -245,6 +256,30 @@ class FirstStage(Block):
         return state.with_(labels=labels, estimate=m.values[labels] / sizes[labels])
 
 
+@dataclass(frozen=True, kw_only=True)
+class PeekingNoisyBins(NoisyBins):
+    """AHP's first stage, charged and measured as usual, that also hands the true
+    counts to later blocks (helper of the raw-threshold mutant)."""
+
+    def run(self, state, view):
+        state = super().run(state, view)
+        raw = view._data._read()  # test-only: the mutant peeks past the kernel
+        return state.with_(notes={**state.notes, "true_counts": raw.copy()})
+
+
+@dataclass(frozen=True, kw_only=True)
+class RawThreshold(Threshold):
+    """MUTANT: AHP's threshold decided on the true counts -- a bin whose *true* count
+    is below ``eta ln N / epsilon1`` is zeroed, whatever its noisy count. Every draw
+    is charged, so the ledger check passes; only the black-box audit can see it."""
+
+    def run(self, state, view):
+        theta = self.eta * math.log(state.n) / float(state.budgets[self.source])
+        keep = state.notes["true_counts"] >= theta
+        noisy = np.where(keep, state.noisy, 0.0)
+        return state.with_(noisy=noisy, estimate=noisy)
+
+
 def data_range_bins(x: np.ndarray, generator: np.random.Generator, *, public: bool = False):
     """Two equal-width coarse bins over the data's [min, max] (MUTANT) or over the
     whole public domain (``public=True``), noisy totals spread evenly; bins outside
@@ -396,6 +431,34 @@ def _dawa_reference(correct: bool = False) -> Outcome:
     return from_audit(res, f"ledger: {verdict}", flagged=res.flagged or bool(problems))
 
 
+def _ahp_raw_threshold(correct: bool = False) -> Outcome:
+    """AHP with eta = 5 (threshold 12.2 at epsilon = 1) on the noise-free threshold
+    pair: seven empty bins and one at 12 -> 13. The mutant zeroes 12 always and keeps
+    13 always, so bin 7 is a singleton only under x'; correct AHP decides on the noisy
+    count (probabilities P(Z >= 1) and P(Z >= 0), a ratio of exp(0.85))."""
+    eta = 5.0
+
+    def recipe(*, ratio: float = 0.85) -> Pipeline:
+        return Pipeline(
+            (
+                PeekingNoisyBins(share=ratio),
+                RawThreshold(eta=eta),
+                SortByNoisy(descending=False),
+                AHPClustering(),
+                GroupTotals(share=REST),
+            )
+        )
+
+    (boundary,) = audit.decision_pairs("AHP", [0] * 7 + [12], bins=[7], span=2, params={"eta": eta})
+    if correct:
+        res = audit.audit(audit.method_mechanism("AHP", eta=eta), [boundary], seed=SEED, **FAST)
+        return from_audit(res)
+    with temporary_method("mutant-ahp-raw-threshold", recipe) as name:
+        res = audit.audit(audit.method_mechanism(name), [boundary], seed=SEED, **FAST)
+        ledger = audit.ledger_check(name, boundary.x)
+    return from_audit(res, f"ledger: {'ok' if ledger.ok else ledger.problems[0]}")
+
+
 ZOO = [
     Mutant("noise scale x0.5", "2", _scale_halved),
     Mutant("per-bin draws in a group (|g|=2)", "2", _copies),
@@ -406,6 +469,7 @@ ZOO = [
     Mutant("bin edges from data min/max", "inf", _data_range),
     Mutant("uncharged first stage (ledger)", "1.5", _uncharged_first_stage),
     Mutant("DAWA reference noise on S~", ">2.7", _dawa_reference),
+    Mutant("AHP threshold on true counts (N2 pair)", "inf", _ahp_raw_threshold),
 ]
 
 CONTROLS = [
