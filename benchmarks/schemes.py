@@ -10,28 +10,18 @@ variants) are timed once and only up to ``--max-quadratic`` bins. epsilon = 0.1.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 
 import dphist as dh
 from dphist import datasets, synthetic
-from dphist.errors import DatasetUnavailableError, DphistError
-
-QUADRATIC = {"S1", "O+S1", "S1+MM", "S1+PMM", "SF"}  # O(N^2 log N) or O(k N^2)
+from dphist.bench import QUADRATIC, time_method, warm_up
+from dphist.errors import DatasetUnavailableError
 
 
 def seconds(method: str, x: np.ndarray, repeats: int) -> tuple[float, str]:
-    times = []
-    for r in range(repeats):
-        start = time.perf_counter()
-        try:
-            dh.publish(x, epsilon=0.1, method=method, rng=r, **dh.get_method(method).example)
-        except DphistError as exc:
-            return float("nan"), type(exc).__name__
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), ""
+    t = time_method(method, x, epsilon=0.1, repeats=repeats)
+    return t.seconds, t.error
 
 
 def main() -> None:
@@ -47,9 +37,7 @@ def main() -> None:
     names = [m.name for m in dh.methods()]
     sizes = [int(s) for s in args.sizes.split(",")]
 
-    warm = synthetic.spiky(512, rng=0)
-    for name in names:
-        dh.publish(warm, epsilon=0.1, method=name, rng=0, **dh.get_method(name).example)
+    warm_up(names)
 
     if not args.skip_log:
         try:

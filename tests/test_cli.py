@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -256,6 +257,56 @@ def test_methods_json(capsys):
     assert by_name["uniform"]["cite"].startswith("Hay et al.")
 
 
+def test_methods_table_shows_blocks_budget_and_complexity(capsys):
+    code, out, _ = run(capsys, "methods")
+    assert code == 0
+    for header in ("paper", "blocks", "budget split", "complexity"):
+        assert header in out
+    assert table_row(out, "H")[-1] == "O(N)"
+    assert table_row(out, "identity")[3] == "noisy_bins 1"
+    assert "'auto'" in " ".join(out.split())
+
+
+def test_methods_json_budget_split_is_exact_and_complete(capsys):
+    code, out, _ = run(capsys, "methods", "--json")
+    assert code == 0
+    payload = json.loads(out)
+    for m in payload:
+        assert m["complexity"].startswith("O("), m["name"]
+        shares = [Fraction(q) for q in m["budget_split"].values()]
+        assert sum(shares) == 1, m["name"]  # every method spends its whole epsilon
+        assert m["blocks"] == list(m["budget_split"])
+        info = dphist.get_method(m["name"])
+        assert m["blocks"] == [b.name for b in info.pipeline(**info.example).blocks]
+    by_name = {m["name"]: m for m in payload}
+    assert by_name["O+S~"]["budget_split"] == {
+        "noisy_bins": "13/40",
+        "order": "0",
+        "l1_grouping": "13/40",
+        "group_totals": "7/20",
+    }
+    assert by_name["H"]["complexity"] == "O(N)"
+
+
+def test_bench_prints_median_times(capsys):
+    code, out, err = run(
+        capsys, "bench", "--n", "64", "--methods", "identity,s2+h", "--repeats", "2"
+    )
+    assert code == 0, err
+    assert "Median seconds over 2 run(s)" in out
+    identity = table_row(out, "identity")
+    assert identity[1] == "O(N)" and float(identity[2]) >= 0
+    assert table_row(out, "S2+H")[1] == "O(N log N)"
+
+
+def test_bench_refuses_unknown_methods_and_bad_sizes(capsys):
+    code, _, err = run(capsys, "bench", "--methods", "identity,nope")
+    assert code == 2 and "unknown method 'nope'" in err
+    assert_one_line_error(err)
+    code, _, err = run(capsys, "bench", "--n", "0")
+    assert code == 2 and "--n" in err
+
+
 def test_version(capsys):
     code, out, _ = run(capsys, "--version")
     assert code == 0
@@ -265,7 +316,8 @@ def test_version(capsys):
 def test_no_arguments_shows_help(capsys):
     code, out, _ = run(capsys)
     assert code == 0
-    assert "demo" in out and "methods" in out
+    for command in ("demo", "methods", "publish", "bench"):
+        assert command in out
 
 
 def test_unknown_command_is_a_usage_error(capsys):

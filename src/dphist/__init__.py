@@ -6,7 +6,7 @@
 True
 """
 
-from . import datasets, errors, metrics, synthetic, workloads
+from . import datasets, errors, groupsize, ingest, metrics, synthetic, workloads
 from ._kernel import REST
 from .errors import BudgetExceededError, DphistError, UnknownMethodError
 from .methods import MethodInfo, get_method, methods
@@ -26,6 +26,8 @@ __all__ = [
     "datasets",
     "errors",
     "get_method",
+    "groupsize",
+    "ingest",
     "methods",
     "metrics",
     "publish",

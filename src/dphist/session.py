@@ -7,18 +7,25 @@ runs its method's blocks through the kernel and returns a :class:`Release`.
 Noise modes: ``rng=None`` draws secure noise from the operating system (releases are
 private); an int seed or a ``numpy.random.Generator`` gives reproducible noise for
 experiments, and every release made with it has ``private=False``.
+
+``method="auto"`` picks a registered method and its settings with
+:func:`dphist.methods.auto.choose` from public facts only (the number of bins,
+epsilon, ``workload=`` and ``time_budget=``); the release names the chosen method and
+records the reason in ``params["auto"]``.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
 from ._kernel import Accountant, Charge, noise_source, protect, run_pipeline, validate_epsilon
 from .blocks import State
 from .blocks.group import to_original_order
-from .errors import InternalError, PrivacyError
+from .errors import InternalError, PrivacyError, ValidationError
 from .methods import get_method
+from .methods.auto import choose
 from .release import Release
 
 __all__ = [
@@ -103,10 +110,13 @@ class Session:
         """Release the histogram with ``method`` spending at most ``epsilon`` of the session.
 
         The method and its parameters are validated and the budget is reserved before
-        the data is read.
+        the data is read. ``method="auto"`` accepts only ``workload=`` and
+        ``time_budget=`` and chooses from public facts (see :mod:`dphist.methods.auto`).
         """
         if self._closed:
             raise PrivacyError("this session is closed; open a new one to publish again")
+        if isinstance(method, str) and method.strip().lower() == "auto":
+            return self._publish_auto(epsilon=epsilon, **params)
         info = get_method(method)
         pipeline = info.pipeline(**params)
         eps = validate_epsilon(epsilon)
@@ -145,6 +155,18 @@ class Session:
             groups=groups,
             timings=timings,
         )
+
+    def _publish_auto(
+        self, *, epsilon: object, workload: object = None, time_budget: object = None, **rest
+    ) -> Release:
+        if rest:
+            raise ValidationError(
+                "method 'auto' chooses the parameters itself; it accepts only workload= "
+                f"and time_budget= (got {', '.join(map(repr, sorted(rest)))})"
+            )
+        name, chosen, reason = choose(self.n, epsilon, workload=workload, time_budget=time_budget)
+        release = self.publish(name, epsilon=epsilon, **chosen)
+        return replace(release, params={**release.params, "auto": reason})
 
     def close(self) -> None:
         """Refuse further releases."""

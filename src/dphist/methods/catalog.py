@@ -1,7 +1,9 @@
 """Every published method, each as one short recipe of blocks.
 
 Each recipe cites its paper and section; its keyword-only parameters are the
-method's settings.
+method's settings. ``complexity`` is the running time in the number of bins ``N``
+with the default settings, as implemented here (the papers' bounds differ where a
+faster exact algorithm is used; the block docstrings say which).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from .registry import register
     summary="discrete Laplace noise on every bin (LPA / DP_BASE)",
     cite="Dwork et al., TCC 2006; Kellaris et al. §4 (baseline)",
     aliases=("lpa", "dp_base", "base"),
+    complexity="O(N)",
 )
 def identity() -> Pipeline:
     return Pipeline((NoisyBins(share=REST),))
@@ -51,6 +54,7 @@ def identity() -> Pipeline:
     "uniform",
     summary="noisy total spread evenly over the bins",
     cite="Hay et al., DPBench, SIGMOD 2016 §5 ('Uniform'); total charged here",
+    complexity="O(N)",
 )
 def uniform() -> Pipeline:
     return Pipeline((NoisyTotal(share=REST),))
@@ -65,6 +69,20 @@ def uniform() -> Pipeline:
 # which is not epsilon-DP; such releases say so (``private=False``).
 
 _KELLARIS = "Kellaris et al., PVLDB 2017"
+
+
+# Running time of each grouping step (AbsoluteErrorGrouping, SquaredErrorGrouping):
+# S1 samples each DP step's noisy minimum lazily over a tree of candidates (every
+# interval in the worst case, a few tree nodes per step in practice), S~ covers only
+# power-of-two lengths, S2 is an exact PELT segmentation (linear on structured data,
+# quadratic at worst) that needs O(N log N) on a sorted domain.
+_S1_TIME = "O(N^2 log N) worst case, about O(N log^2 N) typical (lazy sampling)"
+_GROUPING_TIME = {
+    "S1": _S1_TIME,
+    "S~": "O(N log^2 N)",
+    "S2": "O(N^2) worst case, about O(N) typical (PELT)",
+}
+_ORDERED_TIME = {"S1": _S1_TIME, "S~": "O(N log^2 N)", "S2": "O(N log N)"}
 
 
 def _smoothing(
@@ -99,6 +117,7 @@ def _register_smoothing(grouping: str, number: int, section: str, aliases: tuple
         summary=f"{what}, one noisy total per group",
         cite=f"{_KELLARIS}, {section} (scheme {number})",
         aliases=aliases,
+        complexity=_GROUPING_TIME[grouping],
     )(recipe_s2 if grouping == "S2" else recipe)
 
 
@@ -134,6 +153,7 @@ def _register_ordered(grouping: str, number: int, aliases: tuple) -> None:
         "one noisy total per group",
         cite=f"{_KELLARIS}, §4 (scheme {number})",
         aliases=aliases,
+        complexity=_ORDERED_TIME[grouping],
     )(recipe_s2 if grouping == "S2" else recipe)
 
 
@@ -161,6 +181,8 @@ def _register_fixed(grouping: str, workload: str, number: int, aliases: tuple) -
         f"{'all-range' if workload == 'all' else 'prefix'} workload",
         cite=f"{_KELLARIS}, §4, §5.2 (scheme {number}); Li et al. (DAWA), PVLDB 2014, §4",
         aliases=aliases,
+        # GreedyH and least squares over |G| <= N groups add O(N log N)
+        complexity=_GROUPING_TIME[grouping],
     )(recipe_s2 if grouping == "S2" else recipe)
 
 
@@ -194,6 +216,7 @@ for _g, _w, _n, _al in (
     summary="fan-out 16 tree of noisy interval counts with least-squares consistency",
     cite=f"Hay et al., PVLDB 2010; {_KELLARIS}, §4 (scheme 13)",
     aliases=("h", "h16"),
+    complexity="O(N)",
 )
 def h(*, fanout: int = 16, allocation: str = "uniform") -> Pipeline:
     return Pipeline((Hierarchy(share=REST, fanout=fanout, allocation=allocation),))
@@ -205,6 +228,7 @@ def h(*, fanout: int = 16, allocation: str = "uniform") -> Pipeline:
     "release, consistency",
     cite=f"{_KELLARIS}, §6 (scheme 14)",
     aliases=("s1+h", "s1h"),
+    complexity="O(N log^2 N)",
 )
 def s1_h(
     *,
@@ -227,6 +251,7 @@ def s1_h(
     "averaged frontier release, consistency",
     cite=f"{_KELLARIS}, §6 (scheme 15)",
     aliases=("s2+h", "s2h"),
+    complexity="O(N log N)",
 )
 def s2_h(*, ratio: float = 0.25, fanout: int = 16, allocation: str = "uniform") -> Pipeline:
     return Pipeline(
@@ -246,6 +271,7 @@ def s2_h(*, ratio: float = 0.25, fanout: int = 16, allocation: str = "uniform") 
     summary="tree with the branching factor chosen from N, consistency",
     cite="Qardaji, Yang, Li, PVLDB 2013, §4-§5 (Eq. 3)",
     aliases=("hb",),
+    complexity="O(N)",
 )
 def hb(*, allocation: str = "uniform") -> Pipeline:
     return Pipeline((Hierarchy(share=REST, fanout="hb", allocation=allocation),))
@@ -256,6 +282,7 @@ def hb(*, allocation: str = "uniform") -> Pipeline:
     summary="binary tree of noisy counts with constrained inference (H2)",
     cite="Hay, Rastogi, Miklau, Suciu, PVLDB 2010, §3-§4",
     aliases=("boost", "h2"),
+    complexity="O(N)",
 )
 def boost() -> Pipeline:
     return Pipeline((Hierarchy(share=REST, fanout=2),))
@@ -266,6 +293,7 @@ def boost() -> Pipeline:
     summary="noisy Haar wavelet coefficients, inverted",
     cite="Xiao, Wang, Gehrke, ICDE 2010, §4",
     aliases=("privelet",),
+    complexity="O(N)",
 )
 def privelet() -> Pipeline:
     return Pipeline((HaarCoefficients(share=REST),))
@@ -280,6 +308,7 @@ def privelet() -> Pipeline:
     "per cluster",
     cite="Zhang, Chen, Xu, Meng, Xie, SDM 2014, §4 (Algorithms 1-3)",
     aliases=("ahp",),
+    complexity="O(N log N)",
 )
 def ahp(
     *, ratio: float = 0.85, eta: float = 0.35, clustering: str = "greedy", rule: str = "all"
@@ -301,6 +330,7 @@ def ahp(
     "one noisy total per group",
     cite="Chen et al., Algorithms 17(7):293, 2024, §4 (Algorithms 1-2)",
     aliases=("sreb_gca", "sreb", "sreb-gca"),
+    complexity="O(N log N)",
 )
 def sreb_gca(*, ratio: float = 0.5, delta: float = 1.0) -> Pipeline:
     return Pipeline(
@@ -319,6 +349,7 @@ def sreb_gca(*, ratio: float = 0.5, delta: float = 1.0) -> Pipeline:
     "(certified noise), then GreedyH for the workload",
     cite="Li, Hay, Miklau, Wang, PVLDB 2014, §3-§4",
     aliases=("dawa",),
+    complexity="O(N log^2 N)",
 )
 def dawa(*, ratio: float = 0.25, workload: str = "prefix", noise: str = "certified") -> Pipeline:
     return Pipeline(
@@ -337,6 +368,18 @@ def dawa(*, ratio: float = 0.25, workload: str = "prefix", noise: str = "certifi
 
 _SORTAKI = "Doudalis and Mehrotra, SORTaki, §IV-§VI, Table II"
 _PARTITIONER = {"greedy": "greedy", "dp": "dp", "dpcube": "dpcube"}
+# Greedy partition O(N); the exact DP on a sorted domain uses the O(N log N) Monge
+# solver; DPCube's recursive split costs O(N) per level of recursion.
+_SORTAKI_TIME = {
+    "GAHP": "O(N)",
+    "sGAHP": "O(N log N)",
+    "stGAHP": "O(N log N)",
+    "sDAHP": "O(N log N)",
+    "sDWF": "O(N log N)",
+    "DPC": "O(N d), d = split depth (O(N^2) worst case)",
+    "sDPC": "O(N log N + N d), d = split depth (O(N^2) worst case)",
+    "sDAWA": "O(N log^2 N)",
+}
 
 
 def _register_sortaki(name: str) -> None:
@@ -374,6 +417,7 @@ def _register_sortaki(name: str) -> None:
         summary="SORTaki: noisy counts, " + ", ".join(p for p in parts if p),
         cite=_SORTAKI,
         aliases=(name.lower(), "dpcube") if name == "DPC" else (name.lower(),),
+        complexity=_SORTAKI_TIME[name],
     )(recipe)
 
 
@@ -389,6 +433,7 @@ for _name in ("GAHP", "sGAHP", "stGAHP", "sDAHP", "sDWF", "DPC", "sDPC", "sDAWA"
     summary="NoiseFirst: noisy counts, least-error grouping (exact), noisy group means",
     cite="Xu, Zhang, Xiao, Yang, Yu, ICDE 2012, §4 (NoiseFirst)",
     aliases=("nf", "noisefirst"),
+    complexity="O(N^2) worst case, about O(N) typical (PELT)",
 )
 def noise_first() -> Pipeline:
     return Pipeline((NoisyBins(share=REST), NoisyMeans()))
@@ -399,6 +444,7 @@ def noise_first() -> Pipeline:
     summary="noisy ordering, groups of a fixed public width, one noisy total per group",
     cite="Kellaris and Papadopoulos, PVLDB 6(5) 2013, §4 (Grouping and Smoothing)",
     aliases=("gs",),
+    complexity="O(N log N)",
 )
 def grouping_smoothing(*, width: int = 100, ratio: float = 0.5) -> Pipeline:
     return Pipeline(
@@ -418,6 +464,7 @@ def grouping_smoothing(*, width: int = 100, ratio: float = 0.5) -> Pipeline:
     cite="Xu, Zhang, Xiao, Yang, Yu, ICDE 2012, §5 (StructureFirst)",
     aliases=("sf", "structurefirst"),
     example={"bound": 1000},
+    complexity="O(k N^2) worst case (pruned exact DP), k = N/10 by default",
 )
 def structure_first(
     *, bound: int | None = None, k: int | None = None, ratio: float = 0.05
@@ -433,6 +480,7 @@ def structure_first(
     "the clustering, one noisy total per cluster",
     cite="Acs, Castelluccia, Chen, ICDM 2012, §4",
     aliases=("php", "p-hp", "p-hpartition"),
+    complexity="O(N log^2 N)",
 )
 def p_hpartition(*, ratio: float = 0.5, max_clusters: int = 2000) -> Pipeline:
     return Pipeline(
@@ -445,6 +493,7 @@ def p_hpartition(*, ratio: float = 0.5, max_clusters: int = 2000) -> Pipeline:
     summary="private choice of K, noisy first K orthonormal Fourier coefficients, inverted",
     cite="Acs, Castelluccia, Chen, ICDM 2012, §5 (EFPA)",
     aliases=("efpa",),
+    complexity="O(N log N)",
 )
 def efpa(*, ratio: float = 0.5) -> Pipeline:
     return Pipeline((FourierSize(share=ratio), FourierRelease(share=REST)))

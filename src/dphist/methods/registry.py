@@ -2,8 +2,10 @@
 
 A recipe is a function with keyword-only parameters (its tunable settings, with
 defaults) that returns a :class:`~dphist.blocks.Pipeline`. :func:`register` records
-its name, aliases, one-line summary and citation; the registry is an explicit dict,
-so listing, lookup, the command line and the tests all read the same table.
+its name, aliases, one-line summary, citation and time complexity; the registry is an
+explicit dict, so listing, lookup, the command line and the tests all read the same
+table. A method's blocks and budget split are read from its default pipeline
+(:meth:`MethodInfo.budget_split`), never written down twice.
 """
 
 from __future__ import annotations
@@ -11,9 +13,11 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from types import MappingProxyType
 from typing import Any
 
+from .._kernel import resolve_shares
 from ..blocks import Pipeline
 from ..errors import CompositionError, UnknownMethodError, ValidationError
 
@@ -22,7 +26,8 @@ __all__ = ["MethodInfo", "get_method", "methods", "register"]
 
 @dataclass(frozen=True)
 class MethodInfo:
-    """A registered method: name, summary, citation, aliases and default parameters."""
+    """A registered method: name, summary, citation, aliases, default parameters and
+    time complexity (in the number of bins ``N``, for the default parameters)."""
 
     name: str
     summary: str
@@ -33,6 +38,7 @@ class MethodInfo:
     example: Mapping[str, Any] = field(default_factory=dict, repr=False)
     """Public parameters a caller must supply (e.g. a count bound), with example values
     used by the method listing, the contract tests and the benchmarks."""
+    complexity: str = ""
 
     def pipeline(self, **params: Any) -> Pipeline:
         """Build the method's blocks for ``params``; unknown names are refused."""
@@ -47,6 +53,16 @@ class MethodInfo:
         if not isinstance(pipeline, Pipeline):
             raise CompositionError(f"recipe {self.name!r} did not return a Pipeline")
         return pipeline
+
+    def budget_split(self, **params: Any) -> tuple[tuple[str, Fraction], ...]:
+        """``(block, share of epsilon)`` for each block of the pipeline for ``params``
+        (default: the defaults and the example values), shares resolved exactly.
+
+        Blocks that only post-process released values have share 0.
+        """
+        pipeline = self.pipeline(**{**self.example, **params})
+        shares = resolve_shares(Fraction(1), {b.name: b.share for b in pipeline.blocks})
+        return tuple(shares.items())
 
     def __str__(self) -> str:
         return f"{self.name}: {self.summary} [{self.cite}]"
@@ -67,8 +83,13 @@ def register(
     cite: str,
     aliases: tuple[str, ...] = (),
     example: Mapping[str, Any] | None = None,
+    complexity: str = "",
 ) -> Callable[[Callable[..., Pipeline]], Callable[..., Pipeline]]:
-    """Decorator adding a recipe to the registry under ``name`` and ``aliases``."""
+    """Decorator adding a recipe to the registry under ``name`` and ``aliases``.
+
+    ``complexity`` is the method's running time in ``N`` with its default parameters
+    (e.g. ``"O(N log N)"``), as implemented here, for listings and the ``auto`` rules.
+    """
 
     def decorate(recipe: Callable[..., Pipeline]) -> Callable[..., Pipeline]:
         sig = inspect.signature(recipe)
@@ -87,6 +108,7 @@ def register(
             recipe,
             MappingProxyType(defaults),
             MappingProxyType(dict(example or {})),
+            complexity,
         )
         for k in dict.fromkeys(_key(key) for key in (name, *aliases)):
             if k in _LOOKUP:
