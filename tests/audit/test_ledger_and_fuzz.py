@@ -89,14 +89,6 @@ NOT_SHARES = ("eta",)  # AHP's threshold multiplier: a float in (0, 1) but no sh
 SPLIT_METHODS = [m.name for m in dh.methods() if set(SHARE_PARAMETERS) & set(m.defaults)]
 EXTREMES = [1e-6, 1 - 1e-6]
 
-# Known gaps, recorded as strict expected failures so that a fix shows up as XPASS:
-# O+S1 and O+S~ halve ``ratio`` in floating point (``ratio / 2``), so strings fail
-# with a plain TypeError and the two halves, each read as a decimal, need not add
-# up to ``ratio`` (the REST share absorbs the difference, so the total stays exact);
-# SORTaki's ``gamma_in`` accepts numbers only (no decimal strings or Decimal).
-FLOAT_HALVING = {"O+S1", "O+S~"}
-NUMBERS_ONLY = {m for m in SPLIT_METHODS if "gamma_in" in dh.get_method(m).defaults}
-
 
 def share_parameter(method: str) -> str:
     (name,) = [p for p in SHARE_PARAMETERS if p in dh.get_method(method).defaults]
@@ -136,9 +128,8 @@ def check_split(method: str, counts, eps, share, seed) -> None:
     for c in report.charges:
         spent[c.block] = spent.get(c.block, Fraction(0)) + c.epsilon
     assert spent == {b: e for b, e in plan.items() if e > 0}
-    if method not in FLOAT_HALVING:
-        expected = report.claimed * as_fraction(share, name="share")
-        assert first_stage_spend(method, params, report.charges) == expected
+    expected = report.claimed * as_fraction(share, name="share")
+    assert first_stage_spend(method, params, report.charges) == expected
 
 
 numeric_shares = st.one_of(
@@ -150,11 +141,10 @@ decimal_strings = st.decimals(Decimal("0.000001"), Decimal("0.999999"), places=1
 
 
 def shares_for(method: str):
-    """Floats, extremes and fractions for every method; exact decimal strings too
-    where the parameter accepts them (see the known gaps above)."""
-    if method in NUMBERS_ONLY | FLOAT_HALVING:
-        return numeric_shares
-    return st.one_of(numeric_shares, decimal_strings, st.sampled_from(["1e-6", "0.999999"]))
+    """Floats, extremes, fractions and exact decimal strings, for every method."""
+    return st.one_of(
+        numeric_shares, decimal_strings, st.sampled_from(["1e-6", "0.999999", Decimal("0.3")])
+    )
 
 
 @pytest.mark.parametrize("method", SPLIT_METHODS)
@@ -170,33 +160,16 @@ def test_random_splits_charge_exactly_epsilon(method, counts, eps, data, seed):
     check_split(method, counts, eps, share, seed)
 
 
-def _known(method: str, reason: str):
-    return pytest.param(method, marks=pytest.mark.xfail(strict=True, reason=reason), id=method)
-
-
 DECIMALS = ["0.000001", "0.999999", "0.3", "0.12345678901234567890123"]
 
 
-@pytest.mark.parametrize(
-    "method",
-    [
-        _known(m, "gamma_in accepts numbers only")
-        if m in NUMBERS_ONLY
-        else _known(m, "ratio / 2 on a string raises TypeError")
-        if m in FLOAT_HALVING
-        else m
-        for m in SPLIT_METHODS
-    ],
-)
+@pytest.mark.parametrize("method", SPLIT_METHODS)
 def test_exact_decimal_string_splits(method):
     for k, share in enumerate(DECIMALS):
         check_split(method, [5, 0, 17, 3, 3, 40, 1, 0], "0.7", share, k)
 
 
-@pytest.mark.parametrize(
-    "method",
-    [_known(m, "ratio is halved in floating point") for m in sorted(FLOAT_HALVING)],
-)
+@pytest.mark.parametrize("method", ["O+S1", "O+S~"])
 def test_halved_ratio_keeps_the_declared_split(method):
     """0.8474337369372327 / 2 has a shortest decimal whose double is not the ratio."""
     params = {"ratio": 0.8474337369372327}
@@ -231,15 +204,7 @@ BAD_SHARES += ["abc", True]
 def _bad_share_cases():
     for m in SPLIT_METHODS:
         for k, bad in enumerate(BAD_SHARES):
-            case = (m, bad)
-            if m in FLOAT_HALVING and isinstance(bad, str):
-                yield pytest.param(
-                    *case,
-                    marks=pytest.mark.xfail(strict=True, reason="ratio / 2 raises TypeError"),
-                    id=f"{m}-{k}",
-                )
-            else:
-                yield pytest.param(*case, id=f"{m}-{k}")
+            yield pytest.param(m, bad, id=f"{m}-{k}")
 
 
 @pytest.mark.parametrize(("method", "bad"), list(_bad_share_cases()))

@@ -5,7 +5,15 @@ bins, the ledger). See ``NOTES.md`` beside this file for the privacy argument of
 each primitive.
 """
 
-from .budget import REST, Accountant, Charge, as_fraction, resolve_shares, validate_epsilon
+from .budget import (
+    REST,
+    Accountant,
+    Charge,
+    as_fraction,
+    as_share,
+    resolve_shares,
+    validate_epsilon,
+)
 from .data import ProtectedCounts, protect
 from .groups import GroupMeasurer, ProtectedGroups, protect_groups
 from .noise import NoiseSource, noise_source, noise_variance
@@ -27,6 +35,7 @@ __all__ = [
     "ProtectedGroups",
     "Query",
     "as_fraction",
+    "as_share",
     "noise_source",
     "noise_variance",
     "protect",

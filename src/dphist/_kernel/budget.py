@@ -95,6 +95,17 @@ class _Rest:
 REST = _Rest()
 
 
+def as_share(value: object, *, name: str) -> Fraction:
+    """An exact share of a budget in [0, 1]; :class:`BudgetPlanError` otherwise."""
+    try:
+        q = as_fraction(value, name=name)
+    except (ValidationError, InputTypeError) as exc:
+        raise BudgetPlanError(str(exc)) from None
+    if not 0 <= q <= 1:
+        raise BudgetPlanError(f"{name} must lie in [0, 1]; got {value!r}")
+    return q
+
+
 def resolve_shares(epsilon: Fraction, shares: Mapping[str, object]) -> dict[str, Fraction]:
     """Turn declared shares of ``epsilon`` into exact per-block budgets.
 
@@ -108,13 +119,7 @@ def resolve_shares(epsilon: Fraction, shares: Mapping[str, object]) -> dict[str,
         if share is REST:
             rest.append(block)
             continue
-        try:
-            q = as_fraction(share, name=f"share of block {block!r}")
-        except (ValidationError, InputTypeError) as exc:
-            raise BudgetPlanError(str(exc)) from None
-        if not 0 <= q <= 1:
-            raise BudgetPlanError(f"share of block {block!r} must lie in [0, 1]; got {share!r}")
-        fixed[block] = q
+        fixed[block] = as_share(share, name=f"share of block {block!r}")
     total = sum(fixed.values(), Fraction(0))
     if total > 1:
         parts = ", ".join(f"{b}={float(q):g}" for b, q in fixed.items())

@@ -46,7 +46,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from numbers import Integral, Real
+from numbers import Real
 from types import MappingProxyType
 from typing import Literal
 
@@ -54,7 +54,8 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-from ..errors import ValidationError
+from .._kernel.budget import as_fraction
+from ..errors import InputTypeError, ValidationError
 from .segment import _starts_from_back, centred_prefix_sums, labels_from_starts
 
 __all__ = [
@@ -651,17 +652,12 @@ def waf_estimate(
 
 
 def _share(value: object, name: str) -> Fraction:
-    """An exact share: floats are read through their shortest decimal form."""
-    if isinstance(value, bool | np.bool_) or not isinstance(value, Real):
-        raise ValidationError(f"{name} must be a number; got {type(value).__name__}")
-    if isinstance(value, Fraction):
-        return value
-    if isinstance(value, Integral):
-        return Fraction(int(value))
-    f = float(value)
-    if not math.isfinite(f):
-        raise ValidationError(f"{name} must be finite; got {f!r}")
-    return Fraction(repr(f))
+    """An exact share, read like every budget number (``as_fraction``): floats through
+    their shortest decimal form, decimal strings and ``Decimal`` exactly."""
+    try:
+        return as_fraction(value, name=name)
+    except InputTypeError as exc:
+        raise ValidationError(str(exc)) from None
 
 
 _GRID = (Fraction(3, 10), Fraction(1, 2), Fraction(7, 10), Fraction(9, 10))

@@ -8,6 +8,7 @@ faster exact algorithm is used; the block docstrings say which).
 
 from __future__ import annotations
 
+from .._kernel import as_share
 from .._numeric.sortaki import SORTAKI_CONFIGS
 from ..blocks import (
     REST,
@@ -123,13 +124,14 @@ def _register_smoothing(grouping: str, number: int, section: str, aliases: tuple
 
 def _register_ordered(grouping: str, number: int, aliases: tuple) -> None:
     def recipe(*, ratio: float = 0.65, noise: str = "certified") -> Pipeline:
-        half = ratio / 2
+        whole = as_share(ratio, name="ratio")  # exact, so the halves add up to ratio
+        half = whole / 2
         return Pipeline(
             (
                 NoisyBins(share=half),
                 SortByNoisy(),
                 AbsoluteErrorGrouping(
-                    share=ratio - half,
+                    share=whole - half,
                     candidates="all" if grouping == "S1" else "pow2",
                     noise=noise,
                 ),
