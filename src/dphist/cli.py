@@ -692,6 +692,211 @@ def bench(
     _console().print(table)
 
 
+# --------------------------------------------------------------------------- reproduce
+
+
+def _paper_names() -> list[str]:
+    from .reproduce import PAPERS
+
+    return sorted(PAPERS)
+
+
+@app.command("reproduce")
+def reproduce(
+    paper: Annotated[str, typer.Argument(help="A paper's short name, or 'all'.")],
+    out: Annotated[
+        Path, typer.Option(metavar="DIR", file_okay=False, help="Folder for the reports.")
+    ] = Path("dphist-reports"),
+    trials: Annotated[int | None, typer.Option(min=1, help="Trials per cell.")] = None,
+    workers: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 2,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="Tiny data and few trials (seconds).")
+    ] = False,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(metavar="DIR", help="Folder of the research datasets (default: found)."),
+    ] = None,
+) -> None:
+    """Rerun a paper's key experiments and write a Markdown report with figures.
+
+    Each report lists the paper's claims beside ours ("reproduced" / "differs", and
+    why). Results are kept in DIR/PAPER/results.csv, so an interrupted run resumes.
+    """
+    import inspect
+    import time
+
+    from .reproduce import PAPERS
+
+    names = sorted(PAPERS) if paper == "all" else [paper]
+    for name in names:
+        if name not in PAPERS:
+            raise typer.BadParameter(
+                f"unknown paper {name!r}; choose from {', '.join(_paper_names())} or 'all'",
+                param_hint="'PAPER'",
+            )
+    console = _console()
+    for name in names:
+        run = PAPERS[name]
+        options: dict[str, Any] = {"workers": workers, "quick": quick, "data_dir": data_dir}
+        if trials is not None:
+            options["trials"] = trials
+        if "progress" in inspect.signature(run).parameters:
+            options["progress"] = sys.stderr.isatty()
+        start = time.perf_counter()
+        path = run(out / name, **options)
+        console.print(Text(f"{name}: {path} ({time.perf_counter() - start:.1f} s)"))
+
+
+# --------------------------------------------------------------------------- group sizes
+
+
+def _group_rows(release: Any) -> list[dict[str, Any]]:
+    """One row per (region, size) with a non-zero released count."""
+    labels = release.hierarchy.labels
+    levels = release.hierarchy.level
+    rows = []
+    for node, hist in enumerate(release.histograms):
+        for size in np.flatnonzero(hist):
+            rows.append(
+                {
+                    "level": int(levels[node]),
+                    "region": str(labels[node]) if labels else str(node),
+                    "size": int(size),
+                    "groups": int(hist[size]),
+                }
+            )
+    return rows
+
+
+def _write_group_release(path: Path, release: Any) -> None:
+    ledger = [c.to_dict() for c in release.ledger]
+    meta = {
+        "epsilon": str(release.epsilon),
+        "methods": list(release.methods),
+        "K": release.k,
+        "merge": release.merge,
+        "private": release.private,
+        "guarantee": release.guarantee,
+        "ledger": ledger,
+    }
+    rows = _group_rows(release)
+    fmt = path.suffix.lower()
+    if fmt == ".json":
+        text = json.dumps({**meta, "histograms": rows}, default=_json_default, indent=1)
+        atomic_write(path, lambda tmp: tmp.write_text(text + "\n"))
+    elif fmt == ".csv":
+        lines = ["level,region,size,groups"]
+        for r in rows:
+            region = r["region"].replace('"', '""')
+            lines.append(f'{r["level"]},"{region}",{r["size"]},{r["groups"]}')
+        side = path.with_name(path.name + ".ledger.json")
+        atomic_write(side, lambda tmp: tmp.write_text(json.dumps(meta, default=_json_default)))
+        atomic_write(path, lambda tmp: tmp.write_text("\n".join(lines) + "\n"))
+    else:
+        raise typer.BadParameter("use a .json or .csv file", param_hint="'--out'")
+
+
+@app.command("groupsize")
+def groupsize(
+    groups: Annotated[
+        Path | None,
+        typer.Argument(help="Groups table (CSV/Parquet): group id and its region per level."),
+    ] = None,
+    levels: Annotated[
+        str | None,
+        typer.Option(metavar="COL1,COL2", help="Region columns below the root, coarsest first."),
+    ] = None,
+    group_column: Annotated[str, typer.Option(help="Group id column.")] = "group_id",
+    entities: Annotated[
+        Path | None,
+        typer.Option(metavar="FILE", help="Entities table: one row per entity with its group id."),
+    ] = None,
+    size_column: Annotated[
+        str | None, typer.Option(metavar="COL", help="Group sizes given in the groups table.")
+    ] = None,
+    epsilon: Annotated[
+        Fraction,
+        typer.Option(parser=_parse_epsilon, metavar="EPS", help="Total privacy budget."),
+    ] = Fraction(1),
+    method: Annotated[
+        str,
+        typer.Option(
+            metavar="M|M1,M2,...",
+            help="cumulative, ranked or naive; or one per level, root first.",
+        ),
+    ] = "cumulative",
+    k: Annotated[
+        int, typer.Option("--K", min=1, help="Public cap on group sizes (never from the data).")
+    ] = 10_000,
+    m0: Annotated[int, typer.Option(min=0, help="Public minimum group size.")] = 0,
+    merge: Annotated[str, typer.Option(help="weighted or mean.")] = "weighted",
+    seed: Annotated[
+        int | None, typer.Option(min=0, help="Seed (reproducible, NOT private).")
+    ] = None,
+    out: Annotated[Path | None, typer.Option(metavar="FILE", help="Output .csv or .json.")] = None,
+    demo: Annotated[
+        bool, typer.Option("--demo", help="Compare the methods on synthetic housing data.")
+    ] = False,
+) -> None:
+    """Publish group-size histograms over a region hierarchy (Kuo et al., PVLDB 2018).
+
+    Every region's histogram of group sizes is released with integer counts that
+    match the public number of groups and add up from counties to states to the
+    nation. With --demo, compares the methods on synthetic data instead.
+    """
+    from . import groupsize as gs
+
+    console = _console()
+    if demo:
+        if groups is not None:
+            raise typer.BadParameter("give either a groups table or --demo, not both")
+        rows = gs.run_demo(epsilon=float(epsilon), seed=0 if seed is None else seed)
+        table = Table(title=f"Mean EMD per region (synthetic housing, epsilon = {_exact(epsilon)})")
+        for name in ("method", "merge", "level", "EMD", "seconds"):
+            table.add_column(name, justify="right" if name in ("EMD", "seconds") else "left")
+        for r in rows:
+            table.add_row(
+                r["method"], r["merge"], str(r["level"]), f"{r['emd']:,.1f}", f"{r['seconds']:.2f}"
+            )
+        console.print(table)
+        return
+    if groups is None or levels is None:
+        raise typer.BadParameter("give a groups table and --levels (or --demo)")
+    if (entities is None) == (size_column is None):
+        raise typer.BadParameter("give the sizes with either --entities or --size-column")
+    if out is not None and out.suffix.lower() not in (".csv", ".json"):
+        raise typer.BadParameter("use a .json or .csv file", param_hint="'--out'")
+    data = ingest.read_group_tables(
+        groups,
+        [c.strip() for c in levels.split(",")],
+        group_column=group_column,
+        entities=entities,
+        size_column=size_column,
+    )
+    methods_ = method.split(",") if "," in method else method
+    release = gs.publish_group_sizes(
+        data, epsilon=epsilon, method=methods_, K=k, m0=m0, merge=merge, rng=seed
+    )
+    if out is not None:
+        _write_group_release(out, release)
+    summary = Table(title="Released group-size histograms (first regions)")
+    for name in ("level", "region", "groups", "sizes 0..9"):
+        summary.add_column(name)
+    labels = release.hierarchy.labels
+    for node, hist in list(enumerate(release.histograms))[:12]:
+        summary.add_row(
+            str(int(release.hierarchy.level[node])),
+            str(labels[node]) if labels else str(node),
+            f"{int(hist.sum()):,}",
+            " ".join(str(int(v)) for v in hist[:10]),
+        )
+    console.print(summary)
+    console.print(Text(f"Private: {'yes' if release.private else 'NO (seeded)'}"))
+    console.print(Text(f"Guarantee: {release.guarantee}"))
+    if out is not None:
+        console.print(Text(f"Written: {out.resolve()}"))
+
+
 # --------------------------------------------------------------------------- entry point
 
 

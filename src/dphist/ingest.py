@@ -590,3 +590,118 @@ def count(
             raise ValidationError("column is required when counting a file")
         return count_file(source, column, binning, outside=outside)
     return count_values(source, binning, outside=outside)
+
+
+# --------------------------------------------------------------------------- group sizes
+
+
+def _open_table(con: Any, duckdb: Any, path: str | Path, needed: Sequence[str]) -> str:
+    """The DuckDB source of a CSV/Parquet file, checked to exist and hold ``needed``."""
+    p = Path(path)
+    fmt = file_format(p)
+    if not p.is_file():
+        raise ValidationError(f"input file {str(p)!r} does not exist or is not a file")
+    source = _source_sql(p, fmt)
+    try:
+        columns = [c for c, _ in _columns(con, source)]
+    except duckdb.Error as exc:
+        raise ValidationError(f"cannot read {str(p)!r} as {fmt.upper()}: {_first(exc)}") from None
+    for column in needed:
+        if column not in columns:
+            raise ValidationError(_unknown_column(column, columns, p))
+    return source
+
+
+def read_group_tables(
+    groups: str | Path,
+    levels: Sequence[str],
+    *,
+    group_column: str,
+    entities: str | Path | None = None,
+    size_column: str | None = None,
+) -> Any:
+    """Group sizes over a region hierarchy from record files (Kuo et al. §2; spec §2.1).
+
+    ``groups`` is the public ``Groups`` table: one row per group with its id
+    (``group_column``) and one column per level below the root (``levels``, coarsest
+    first, e.g. ``state, county``); the root is implicit. The private sizes come
+    either from an ``entities`` file (one row per entity, its group id in
+    ``group_column``; sizes are counted with a DuckDB ``GROUP BY``) or from a
+    ``size_column`` of ``groups``. Groups without entities have size 0. Returns a
+    :class:`dphist.groupsize.GroupSizeData`. The hierarchy and the number of groups
+    per region are read from the public table only.
+    """
+    from .groupsize import GroupSizeData, Hierarchy
+
+    if (entities is None) == (size_column is None):
+        raise ValidationError("give the sizes either as an entities file or as a size column")
+    levels = [str(c) for c in levels]
+    if not levels or len(set(levels)) != len(levels):
+        raise ValidationError("give one or more distinct region columns, coarsest first")
+    duckdb, con = _connect()
+    try:
+        needed = [group_column, *levels] + ([size_column] if size_column else [])
+        gsrc = _open_table(con, duckdb, groups, needed)
+        cols = ", ".join(f"CAST({_quote(c)} AS VARCHAR) AS c{i}" for i, c in enumerate(levels))
+        size_sql = (
+            f", CAST(NULLIF(trim(CAST({_quote(size_column)} AS VARCHAR)), '') AS BIGINT) AS size"
+            if size_column
+            else ""
+        )
+        try:
+            table = con.execute(
+                f"SELECT CAST({_quote(group_column)} AS VARCHAR) AS gid, {cols}{size_sql} "
+                f"FROM {gsrc}"
+            ).fetchnumpy()
+            sizes = None
+            if entities is not None:
+                esrc = _open_table(con, duckdb, entities, [group_column])
+                per = con.execute(
+                    f"SELECT CAST({_quote(group_column)} AS VARCHAR) AS gid, count(*) AS n "
+                    f"FROM {esrc} WHERE {_quote(group_column)} IS NOT NULL GROUP BY 1"
+                ).fetchnumpy()
+        except duckdb.ConversionException:
+            raise ValidationError(
+                f"column {size_column!r} holds values that are not integers"
+            ) from None
+        except duckdb.Error as exc:
+            raise ValidationError(f"cannot read the group tables: {_first(exc)}") from None
+    finally:
+        con.close()
+    gid = np.asarray(table["gid"], dtype=object)
+    if gid.size == 0:
+        raise ValidationError(f"the groups table {str(groups)!r} has no rows")
+    if any(v is None for v in gid) or any(
+        v is None for i in range(len(levels)) for v in np.asarray(table[f"c{i}"], dtype=object)
+    ):
+        raise ValidationError("every group needs an id and a region at every level")
+    gid = gid.astype(str)
+    order = np.argsort(gid, kind="stable")
+    if np.any(gid[order][1:] == gid[order][:-1]):
+        raise ValidationError(f"group ids in column {group_column!r} must be unique")
+    region_cols = [np.asarray(table[f"c{i}"], dtype=object).astype(str) for i in range(len(levels))]
+    # each region is named by its full path, so equal names under different parents differ
+    paths = [region_cols[0].astype(object)]
+    for c in region_cols[1:]:
+        paths.append(paths[-1] + "/" + c.astype(object))
+    leaves, first_row, group_leaf_code = np.unique(
+        paths[-1].astype(str), return_index=True, return_inverse=True
+    )
+    columns = [np.full(leaves.size, "all")] + [p[first_row].astype(str) for p in paths]
+    hierarchy, leaf_pos = Hierarchy.from_levels(columns)
+    if size_column:
+        sizes = np.asarray(table["size"])
+        if np.ma.is_masked(sizes) or np.any(np.isnan(sizes.astype(np.float64))):
+            raise ValidationError(f"every group needs a size in column {size_column!r}")
+        sizes = sizes.astype(np.int64)
+        if np.any(sizes < 0):
+            raise ValidationError(f"column {size_column!r} holds negative sizes")
+    else:
+        sizes = np.zeros(gid.size, dtype=np.int64)
+        ids = np.asarray(per["gid"], dtype=object).astype(str)
+        at = np.searchsorted(gid[order], ids)
+        known = (at < gid.size) & (gid[order][np.minimum(at, gid.size - 1)] == ids)
+        if not np.all(known):
+            raise ValidationError("the entities file names groups missing from the groups table")
+        sizes[order[at]] = np.asarray(per["n"], dtype=np.int64)
+    return GroupSizeData.from_group_sizes(hierarchy, leaf_pos[group_leaf_code], sizes)

@@ -298,6 +298,21 @@ class GroupSizeData:
         return cls._from_pairs(hierarchy, gl, size)
 
     @classmethod
+    def from_group_sizes(
+        cls, hierarchy: Hierarchy, group_leaf: npt.ArrayLike, sizes: npt.ArrayLike
+    ) -> GroupSizeData:
+        """One row per group: ``group_leaf[g]`` its leaf position, ``sizes[g]`` its size."""
+        if not isinstance(hierarchy, Hierarchy):
+            raise InputTypeError("hierarchy must be a Hierarchy")
+        gl = _ints(group_leaf, "group_leaf")
+        sz = _ints(sizes, "sizes")
+        if gl.shape != sz.shape:
+            raise DomainError("group_leaf and sizes must have one entry per group")
+        if gl.size and gl.max() >= hierarchy.n_leaves:
+            raise DomainError("group_leaf must hold leaf positions below the number of leaves")
+        return cls._from_pairs(hierarchy, gl, sz)
+
+    @classmethod
     def _from_pairs(cls, hierarchy: Hierarchy, leaf: np.ndarray, size: np.ndarray):
         """Sparse per-leaf histograms from one (leaf, size) pair per group."""
         if size.size == 0:
