@@ -524,7 +524,8 @@ BAD_CALLS = {
     "unknown config": lambda: sortaki_config("sDAHPX"),
     "gamma_in for Identity": lambda: sortaki_config("Identity").shares(0.5),
     "gamma_in of 1": lambda: sortaki_config("sDWF").shares(1),
-    "gamma_in string": lambda: sortaki_config("sDWF").shares("0.5"),
+    "gamma_in not a number": lambda: sortaki_config("sDWF").shares("half"),
+    "gamma_in boolean": lambda: sortaki_config("sDWF").shares(True),
 }
 
 
@@ -532,3 +533,9 @@ BAD_CALLS = {
 def test_bad_input_raises_validation_error(call):
     with pytest.raises(ValidationError):
         call()
+
+
+def test_gamma_in_decimal_strings_are_read_exactly():
+    g, p, f = sortaki_config("sDWF").shares("0.3")
+    assert g == Fraction(3, 10) and g + p + f == 1
+    assert sortaki_config("sDWF").shares(0.3) == sortaki_config("sDWF").shares("0.3")

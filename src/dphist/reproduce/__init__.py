@@ -25,7 +25,7 @@ Example
 -------
 >>> from dphist.reproduce import PAPERS
 >>> sorted(PAPERS)
-['ahp', 'kellaris', 'sortaki', 'sreb']
+['ahp', 'kellaris', 'kuo', 'sortaki', 'sreb']
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from . import ahp, kellaris, sortaki, sreb
+from . import ahp, kellaris, kuo, sortaki, sreb
 from .report import DIFFERS, REPRODUCED, Claim, Report, markdown_table
 
 __all__ = ["DIFFERS", "PAPERS", "REPRODUCED", "Claim", "Report", "markdown_table"]
@@ -44,4 +44,5 @@ PAPERS: dict[str, Callable[..., Path]] = {
     "ahp": ahp.run,
     "sreb": sreb.run,
     "sortaki": sortaki.run,
+    "kuo": kuo.run,
 }
