@@ -19,20 +19,19 @@ from dphist.methods.auto import choose, predicted_seconds, workload_kind
 
 # (n, epsilon, workload) -> method, each worked out by hand from the module's rules
 CASES = [
-    (1024, 1, "point", "S~"),  # Kellaris §7.4 item 1
-    (1024, 0.01, "short", "S~"),
-    (1024, 1, 5, "S~"),  # length 5 <= 10: short
+    (1024, 1, "point", "S2"),  # Kellaris §7.4 item 1, under certified noise
+    (1024, 0.01, "short", "S2"),
+    (1024, 1, 5, "S2"),  # length 5 <= 10: short
     (1024, 1, "long", "S2+H"),  # item 3
     (1024, 1, 512, "S2+H"),  # 512 > 1024 / 16
-    (1024, 1, 40, "S1+PMM"),  # medium, enough budget: item 2
-    (1024, 0.01, "medium", "S~"),  # limited budget: point iii
-    (1024, 0.5, None, "S1+PMM"),  # every length: the balanced method
-    (1024, 0.01, None, "S~"),  # small histogram, limited budget
+    (1024, 1, 40, "S1+H"),  # medium
+    (1024, 0.01, "medium", "S1+H"),
+    (1024, 0.5, None, "S1+H"),  # every length: hierarchical smoothing
     (1024, 1, "categorical", "sDWF"),  # SORTaki §VII-C
     (65536, 0.1, "categorical", "sDAHP"),  # SORTaki §VII-A
-    (65536, 0.01, None, "S1+PMM"),  # large histogram: budget splitting pays
-    (10**7, 0.1, None, "S2+H"),  # S1+PMM predicted over 60 s
-    (10**7, 0.1, "medium", "S2+H"),
+    (65536, 0.01, None, "S1+H"),
+    (10**8, 0.1, None, "S2+H"),  # S1+H predicted over 60 s
+    (10**8, 0.1, "medium", "S2+H"),
 ]
 
 
@@ -53,10 +52,10 @@ def test_sortaki_gamma_in_follows_epsilon_on_small_domains():
 
 def test_time_budget_moves_to_faster_methods():
     slow = choose(4096, 1, "medium", time_budget=1000)
-    assert slow[0] == "S1+PMM"
-    name, _, reason = choose(4096, 1, "medium", time_budget=0.02)
-    assert name == "S2+H" and "S1+PMM predicted to take longer" in reason
-    assert predicted_seconds(name, 4096) <= 0.02 < predicted_seconds("S1+PMM", 4096)
+    assert slow[0] == "S1+H"
+    name, _, reason = choose(4096, 1, "medium", time_budget=0.0015)
+    assert name == "S2+H" and "S1+H predicted to take longer" in reason
+    assert predicted_seconds(name, 4096) <= 0.0015 < predicted_seconds("S1+H", 4096)
     name, _, _ = choose(10**7, 1, "medium", time_budget=1e-3)
     assert name == "identity"  # nothing fits: the fastest, last candidate
 
@@ -82,7 +81,7 @@ def test_workload_objects_are_read_through_public_bounds():
     assert workload_kind(n, workloads.prefix(n))[0] == "mixed"
     assert workload_kind(n, workloads.all_ranges(n))[0] == "mixed"
     assert workload_kind(n, workloads.explicit(n, [0, 10], [64, 74]))[0] == "medium"
-    assert choose(n, 1, workloads.identity(n))[0] == "S~"
+    assert choose(n, 1, workloads.identity(n))[0] == "S2"
     with pytest.raises(ValidationError, match="2048"):
         workload_kind(n, workloads.prefix(10))
 

@@ -25,7 +25,7 @@ Example
 -------
 >>> from dphist.reproduce import PAPERS
 >>> sorted(PAPERS)
-['ahp', 'kellaris', 'kuo', 'sortaki', 'sreb']
+['ahp', 'auto', 'kellaris', 'kuo', 'sortaki', 'sreb']
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from . import ahp, kellaris, kuo, sortaki, sreb
+from . import ahp, auto, kellaris, kuo, sortaki, sreb
 from .report import DIFFERS, REPRODUCED, Claim, Report, markdown_table
 
 __all__ = ["DIFFERS", "PAPERS", "REPRODUCED", "Claim", "Report", "markdown_table"]
@@ -41,6 +41,7 @@ __all__ = ["DIFFERS", "PAPERS", "REPRODUCED", "Claim", "Report", "markdown_table
 #: Reproductions by short name; each entry writes a report and returns its path.
 PAPERS: dict[str, Callable[..., Path]] = {
     "kellaris": kellaris.run,
+    "auto": auto.run,
     "ahp": ahp.run,
     "sreb": sreb.run,
     "sortaki": sortaki.run,
