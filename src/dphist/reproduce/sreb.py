@@ -11,7 +11,8 @@ What is run
 * Fig. 5: range MRE over all ranges of length i ∈ {1, 50, ..., 500} against ε.
 * Fig. 6: KLD against ε.
 * Table 2: KLD of SReB_GCA beside AHP (the paper copies AHP's values from the AHP
-  paper; we run both).
+  paper; we run both), and the fit of every plausible KLD reading to Table 2
+  (:func:`diagnose`, :func:`convention_fit`), which the claim reasons quote.
 
 Data
 ----
@@ -37,10 +38,25 @@ import numpy as np
 
 from .. import experiments as ex
 from ..plot import plot_error_vs_epsilon, plot_mre_by_size
-from .ahp import Data, location_like
+from .ahp import (
+    KLD_CONVENTIONS,
+    Data,
+    _release,
+    error_inflation,
+    kld_conventions,
+    location_like,
+)
 from .report import Report
 
-__all__ = ["PAPER_TABLE2", "RANGE_LENGTHS", "SIZE_CLASSES", "run"]
+__all__ = [
+    "CONVENTIONS",
+    "PAPER_TABLE2",
+    "RANGE_LENGTHS",
+    "SIZE_CLASSES",
+    "convention_fit",
+    "diagnose",
+    "run",
+]
 
 EPSILONS = (1.0, 0.1, 0.01)
 SWEEP = (0.01, 0.05, 0.1, 0.5, 1.0)
@@ -140,6 +156,69 @@ def _range_mean(table, label, eps, method, lengths) -> float:
     return float(np.mean(vals)) if vals else math.nan
 
 
+# --------------------------------------------------------------------------- diagnostics
+
+#: KLD readings tried against Table 2: those of the AHP module plus the mean per bin.
+CONVENTIONS = (*KLD_CONVENTIONS, "per bin (τ=1e-3, / N)")
+
+
+def _conventions(true: np.ndarray, estimate: np.ndarray) -> dict[str, float]:
+    out = kld_conventions(true, estimate)
+    out["per bin (τ=1e-3, / N)"] = out[KLD_CONVENTIONS[0]] / np.asarray(true).size
+    return out
+
+
+def convention_fit(ours: Sequence[float], paper: Sequence[float]) -> dict[str, float]:
+    """How well values under one KLD reading match the paper's: a scale-free summary.
+
+    ``median ratio`` is the median of ours / paper, ``spread`` the factor between the
+    largest and smallest ratio, ``within 3x`` the number of cells within a factor 3.
+    A reading that explains the paper has a median ratio near 1 and a small spread.
+    """
+    q = np.asarray(ours, dtype=np.float64) / np.asarray(paper, dtype=np.float64)
+    q = q[np.isfinite(q) & (q > 0)]
+    if q.size == 0:
+        return {"median ratio": math.nan, "spread": math.nan, "within 3x": 0}
+    return {
+        "median ratio": float(np.median(q)),
+        "spread": float(q.max() / q.min()),
+        "within 3x": int(np.count_nonzero((q >= 1 / 3) & (q <= 3))),
+    }
+
+
+def diagnose(data: Sequence[Data], *, seed: int, data_dir: Any, epsilons) -> dict[str, Any]:
+    """Evidence for the claim reasons, from one seeded SReB_GCA release per cell.
+
+    * ``kld``: (data set, ε) -> KLD of SReB_GCA under every reading of :data:`CONVENTIONS`;
+    * ``inflation``: per data set at ε = 1, :func:`~dphist.reproduce.ahp.error_inflation`
+      for ranges of 100 bins, SReB_GCA and DP_BASE.
+    """
+    out: dict[str, Any] = {"kld": {}, "inflation": {}}
+    for d in data:
+        counts = np.asarray(d.spec.load(data_dir))
+        for eps in epsilons:
+            est = _release(counts, ex.Method("SReB_GCA"), eps, seed)
+            out["kld"][(d.paper, eps)] = _conventions(counts, est)
+        length = min(100, counts.size)
+        base = _release(counts, ex.Method("identity"), 1.0, seed)
+        est = _release(counts, ex.Method("SReB_GCA"), 1.0, seed)
+        out["inflation"][d.paper] = (
+            error_inflation(counts, est, length),
+            error_inflation(counts, base, length),
+        )
+    return out
+
+
+def _fits(diag) -> list[dict[str, Any]]:
+    """One row per KLD reading: its fit to Table 2's SReB_GCA column."""
+    keys = [k for k in diag["kld"] if PAPER_TABLE2.get(k, {}).get("SReB_GCA")]
+    paper = [PAPER_TABLE2[k]["SReB_GCA"] for k in keys]
+    return [
+        {"reading": c, **convention_fit([diag["kld"][k][c] for k in keys], paper)}
+        for c in CONVENTIONS
+    ]
+
+
 # --------------------------------------------------------------------------- report parts
 
 
@@ -237,18 +316,39 @@ def _slug(value: object) -> str:
     return str(value).replace(".", "p").replace(" ", "_").lower()
 
 
-def _claims(rep: Report, data, table, epsilons, sweep, lengths) -> None:
+def _cells_text(items: Sequence[tuple[str, float, float, float]], n: int = 3) -> str:
+    return "; ".join(f"{d} ε={e:g}: {a:.3g} vs {b:.3g}" for d, e, a, b in items[:n])
+
+
+def _claims(rep: Report, data, table, epsilons, sweep, lengths, diag) -> None:
     cells = [(d, eps) for d in data for eps in epsilons]
-    wins = [
-        _value(table, d.spec.label, e, KLD, "SReB_GCA") < _value(table, d.spec.label, e, KLD, "AHP")
+    pairs = [
+        (
+            d.paper,
+            e,
+            _value(table, d.spec.label, e, KLD, "SReB_GCA"),
+            _value(table, d.spec.label, e, KLD, "AHP"),
+        )
         for d, e in cells
     ]
+    wins = [s < a for _, _, s, a in pairs]
+    q = [s / a for _, _, s, a in pairs if a > 0 and math.isfinite(s / a)]
+    lost = [p for p, w in zip(pairs, wins, strict=True) if not w]
     rep.claim(
         "SReB_GCA has a smaller KLD than AHP",
         "Table 2 (12 of 12)",
         f"{sum(wins)} of {len(cells)} (data, ε) cells",
         all(wins),
-        "mean KLD over the trials, both methods run here",
+        "mean KLD over the trials, both methods run here; "
+        + (
+            f"reproduced; SReB_GCA / AHP median {np.median(q):.3g}"
+            if all(wins)
+            else "differs because both publish one noisy total per group of bins sorted by "
+            "noisy count, and SReB_GCA spends half of ε on the sort (AHP 85%), so its groups "
+            f"are no better: SReB_GCA / AHP median {np.median(q):.3g} (SReB_GCA vs AHP: "
+            + _cells_text(lost)
+            + "); the paper's AHP column is copied from the AHP paper, not run beside it"
+        ),
     )
     ratios = []
     for d, e in cells:
@@ -257,31 +357,75 @@ def _claims(rep: Report, data, table, epsilons, sweep, lengths) -> None:
         if ref and math.isfinite(ours):
             ratios.append(ours / ref)
     close = sum(0.1 <= q <= 10 for q in ratios)
+    ok = bool(ratios) and close == len(ratios)
+    fits = _fits(diag)
+    best = min(fits, key=lambda r: r["spread"] if math.isfinite(r["spread"]) else math.inf)
+    base = [
+        (
+            d.paper,
+            e,
+            PAPER_TABLE2.get((d.paper, e), {}).get("SReB_GCA", math.nan),
+            _value(table, d.spec.label, e, KLD, "identity"),
+        )
+        for d, e in cells
+        if e == max(epsilons)
+    ]
     rep.claim(
         "SReB_GCA's KLD values (absolute)",
         "Table 2",
         f"within a factor 10 in {close} of {len(ratios)} cells; ours / paper: "
         + ", ".join(f"{q:.2g}" for q in ratios),
-        bool(ratios) and close == len(ratios),
+        ok,
         "the paper's values (down to 1e-4) are far below what Laplace noise on every "
-        "bin allows for an unsmoothed KLD; the smoothing convention is not stated",
+        "bin allows for an unsmoothed KLD; the smoothing convention is not stated; "
+        + (
+            f"reproduced; ours / paper median {np.median(ratios):.3g}"
+            if ok
+            else "differs because "
+            + (
+                f"{best['reading']} is the only close reading (median ratio "
+                f"{best['median ratio']:.3g}); see the last table"
+                if best["within 3x"] >= 10
+                else "no KLD reading fits: the most consistent "
+                f"({best['reading']}) still has ours / paper varying {best['spread']:.3g}x "
+                f"from one cell to another (median {best['median ratio']:.3g}), so no "
+                "rescaling matches"
+            )
+            + "; the paper's values at the largest ε are below our DP_BASE's (paper "
+            "SReB_GCA vs our DP_BASE: " + _cells_text(base, 2) + ")"
+        ),
     )
     sweep_cells = [(d, e) for d in data for e in sweep]
     kl = [
-        _value(table, d.spec.label, e, KLD, "SReB_GCA")
-        < _value(table, d.spec.label, e, KLD, "identity")
+        (
+            d.paper,
+            e,
+            _value(table, d.spec.label, e, KLD, "SReB_GCA"),
+            _value(table, d.spec.label, e, KLD, "identity"),
+        )
         for d, e in sweep_cells
     ]
+    lost = [x for x in kl if not x[2] < x[3]]
+    ok = not lost
     rep.claim(
         "SReB_GCA's distribution is closer to the truth than DP_BASE's (KLD)",
         "Fig. 6",
-        f"smaller KLD in {sum(kl)} of {len(sweep_cells)} (data, ε) cells",
-        all(kl),
-        "every data set and ε of the sweep",
+        f"smaller KLD in {len(kl) - len(lost)} of {len(sweep_cells)} (data, ε) cells",
+        ok,
+        "every data set and ε of the sweep; "
+        + (
+            f"reproduced; smaller in all {len(kl)} cells"
+            if ok
+            else "differs because the bias of the group means can exceed the noise they "
+            f"remove: SReB_GCA loses in {len(lost)} cells, "
+            f"{sum(x[1] >= 0.5 for x in lost)} of them at ε ≥ 0.5 (SReB_GCA vs DP_BASE: "
+            + _cells_text(lost)
+            + ")"
+        ),
     )
 
     small, large, n_small, n_large = 0, 0, 0, 0
-    detail = []
+    detail, small_lost, large_lost = [], [], []
     for d, e in cells:
         present = [
             (lo, hi)
@@ -295,25 +439,48 @@ def _claims(rep: Report, data, table, epsilons, sweep, lengths) -> None:
         b = _value(table, d.spec.label, e, _classes_label(lo, hi), "identity")
         n_small += 1
         small += s < b
+        if not s < b:
+            small_lost.append((f"{d.paper} [{lo:g}, {hi:g})", e, s, b))
         lo, hi = present[-1]
         s2 = _value(table, d.spec.label, e, _classes_label(lo, hi), "SReB_GCA")
         b2 = _value(table, d.spec.label, e, _classes_label(lo, hi), "identity")
         n_large += 1
-        large += s2 <= 2 * b2 or s2 <= 0.05
+        held = s2 <= 2 * b2 or s2 <= 0.05
+        large += held
+        if not held:
+            large_lost.append((f"{d.paper} [{lo:g}, {hi:g})", e, s2, b2))
         detail.append(f"{d.paper} ε={e:g}: small {s:.2g} vs {b:.2g}, large {s2:.2g} vs {b2:.2g}")
+    ok = n_small > 0 and small == n_small
     rep.claim(
         "SReB_GCA markedly improves the smallest bins' relative error",
         "Fig. 4",
         f"smaller MRE on the smallest class in {small} of {n_small} (data, ε) cells",
-        n_small > 0 and small == n_small,
-        "smallest non-empty class of true counts; " + "; ".join(detail),
+        ok,
+        "smallest non-empty class of true counts; "
+        + "; ".join(detail)
+        + "; "
+        + (
+            f"reproduced; smaller in {small} of {n_small} cells"
+            if ok
+            else "differs because grouping by noisy count puts small bins with bins of "
+            "larger true count, and the group mean pulls them up by more than the noise it "
+            "removes (SReB_GCA vs DP_BASE: " + _cells_text(small_lost) + ")"
+        ),
     )
+    ok = n_large > 0 and large == n_large
     rep.claim(
         "without a substantial loss on the largest bins",
         "Fig. 4",
         f"largest class: SReB_GCA at most 2x DP_BASE (or below 0.05) in {large} of {n_large}",
-        n_large > 0 and large == n_large,
-        "'substantial' read as more than twice DP_BASE's MRE and above 5% relative error",
+        ok,
+        "'substantial' read as more than twice DP_BASE's MRE and above 5% relative error; "
+        + (
+            f"reproduced; held in {large} of {n_large} cells"
+            if ok
+            else "differs because SReB_GCA gives the large bins only half of ε before "
+            "grouping, and at small ε large bins are grouped with smaller ones (SReB_GCA "
+            "vs DP_BASE: " + _cells_text(large_lost) + ")"
+        ),
     )
     rng_cells = [(d, e, i) for d in data for e in sweep for i in lengths]
     better = sum(
@@ -321,12 +488,28 @@ def _claims(rep: Report, data, table, epsilons, sweep, lengths) -> None:
         < _value(table, d.spec.label, e, ex.metric("mre_range", length=i).label, "identity")
         for d, e, i in rng_cells
     )
+    ok = better == len(rng_cells)
+    infl = "; ".join(f"{k} {a:.3g}x (DP_BASE {b:.3g}x)" for k, (a, b) in diag["inflation"].items())
     rep.claim(
         "SReB_GCA is more accurate than DP_BASE on range queries",
         "Fig. 5",
         f"smaller range MRE in {better} of {len(rng_cells)} (data, ε, length) cells",
-        better == len(rng_cells),
-        "every data set, ε of the sweep and range length",
+        ok,
+        "every data set, ε of the sweep and range length; "
+        + (
+            f"reproduced; smaller in {better} of {len(rng_cells)} cells"
+            if ok
+            else (
+                "differs because neighbouring bins of similar count fall in the same "
+                "group and share its error, so errors add up along a range instead of "
+                "cancelling"
+                if max(a for a, _ in diag["inflation"].values()) > 2
+                else "differs because the grouped bins' own errors are larger than "
+                "DP_BASE's (range errors are not inflated here)"
+            )
+            + ": range MSE over what independent bin errors would give (ranges of "
+            "100 bins, ε = 1): " + infl
+        ),
     )
     mono = total = 0
     for d in data:
@@ -337,13 +520,61 @@ def _claims(rep: Report, data, table, epsilons, sweep, lengths) -> None:
             ]
             total += 1
             mono += all(a >= b for a, b in itertools.pairwise(ys))
+    ok = mono == total
     rep.claim(
         "range accuracy of SReB_GCA improves as ε grows",
         "Fig. 5",
         f"range MRE non-increasing in ε for {mono} of {total} (data, length) curves",
-        mono == total,
-        "over the ε sweep",
+        ok,
+        "over the ε sweep; "
+        + (
+            f"reproduced; {mono} of {total} curves fall as ε grows (noise scale 1/ε)"
+            if ok
+            else "differs because a group change at some ε raises the error for "
+            f"{total - mono} curves"
+        ),
     )
+
+
+def _why_section(rep: Report, data, table, diag) -> None:
+    """The "Why our results differ" section with the KLD-reading table."""
+    fits = _fits(diag)
+    good = [r for r in fits if r["within 3x"] >= 10]
+    steep = []
+    for d in data:
+        hi = PAPER_TABLE2.get((d.paper, 1.0), {}).get("SReB_GCA")
+        lo = PAPER_TABLE2.get((d.paper, 0.01), {}).get("SReB_GCA")
+        a = _value(table, d.spec.label, 1.0, KLD, "SReB_GCA")
+        b = _value(table, d.spec.label, 0.01, KLD, "SReB_GCA")
+        if hi and lo and a > 0:
+            steep.append(f"{d.paper} paper {lo / hi:.3g}x, ours {b / a:.3g}x")
+    rep.section(
+        "Why our results differ",
+        "1. **KLD magnitudes.** Table 2's SReB_GCA values were compared with ours under "
+        "every plausible reading of the KLD (pseudo-count τ, dropping zero bins, base-2 "
+        "logarithms, mean per bin), one seeded release per (data, ε) cell. "
+        + (
+            "Readings that put at least 10 of 12 cells within a factor 3: "
+            + ", ".join(r["reading"] for r in good)
+            if good
+            else "No reading matches: under each, ours / paper varies by a factor "
+            f"{min(r['spread'] for r in fits):.3g} or more between cells, so no smoothing "
+            "or rescaling explains the paper's numbers"
+        )
+        + ". The paper's values also fall much faster with ε than ours "
+        "(KLD at ε = 0.01 over KLD at ε = 1: " + "; ".join(steep) + ").\n"
+        "2. **SReB_GCA against AHP.** Both sort by noisy count and publish one noisy total "
+        "per group; the paper copies AHP's values from the AHP paper instead of running "
+        "it, so its 12-of-12 margin compares different setups.\n"
+        "3. **Range queries.** Groups hold bins from anywhere in the domain; where "
+        "neighbouring bins have similar counts they share a group's error, so range "
+        "errors add up. Range MSE over what independent bin errors would give (ranges "
+        "of 100 bins, ε = 1; about 1 for DP_BASE): "
+        + "; ".join(f"{k} {a:.3g} (DP_BASE {b:.3g})" for k, (a, b) in diag["inflation"].items())
+        + ".\n"
+        "4. **Data.** *Waitakere* is the AHP module's seeded stand-in.",
+    )
+    rep.table(fits, caption="Fit of each KLD reading to Table 2 (SReB_GCA column)", floatfmt=".3g")
 
 
 # --------------------------------------------------------------------------- entry point
@@ -416,5 +647,7 @@ def run(
         ["dataset", "method", "seconds", "runs", "failures"],
         floatfmt=".3g",
     )
-    _claims(rep, data, table, EPSILONS, sweep, lengths)
+    diag = diagnose(data, seed=seed, data_dir=data_dir, epsilons=EPSILONS)
+    _claims(rep, data, table, EPSILONS, sweep, lengths, diag)
+    _why_section(rep, data, table, diag)
     return rep.write(folder)
