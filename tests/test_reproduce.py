@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import inspect
+import json
 import math
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import dphist
@@ -124,3 +126,51 @@ def test_quick_kellaris_run_end_to_end(tmp_path):
     rows = dphist.experiments.load_results(tmp_path / "results.csv")
     assert {r["method"] for r in rows} == set(kellaris.SCHEMES)
     assert not [r for r in rows if r["error"]]
+    # Reference-noise runs exist for exactly the listed schemes (MM only where run) ...
+    ref = {r["method"] for r in rows if json.loads(r["params"]) == kellaris.REFERENCE}
+    assert ref == set(kellaris.REF_SCHEMES)
+    # ... and are marked in the report as the paper's (not private) noise.
+    results = [t for t in found if t[0][0] == "scheme" and "runs" in t[0]]
+    tagged = {row[0] for t in results for row in t[1:] if row[0].endswith("[ref]")}
+    assert tagged == {m + kellaris.REF_TAG for m in kellaris.REF_SCHEMES}
+    assert "not ε-differentially private" in text and "## Why our results differ" in text
+    # Every claim's why keeps the rule and says why it differs (or that it holds).
+    for row in claims[1:]:
+        assert ("; reproduced; " if row[3] == "reproduced" else "; differs because ") in row[4]
+    verdicts = next(t for t in found if t[0][:2] == ["claim", "ours (certified)"])
+    assert len(verdicts) - 1 == len(claims)  # one row per claim and a total
+    table2 = next(t for t in found if t[0][0] == "scheme" and "paper (of 16)" in t[0])
+    assert "paper's noise (not private)" in table2[0]
+
+
+def test_reference_noise_releases_are_not_private():
+    x = np.arange(64, dtype=np.int64) % 7
+    for name in kellaris.REF_SCHEMES:
+        assert dphist.get_method(name).defaults.get("noise") == "certified"
+        rel = dphist.publish(x, epsilon=1, method=name, rng=0, **kellaris.REFERENCE)
+        assert rel.private is False
+        assert any(not c.certified for c in rel.ledger)
+
+
+def _fake_table(values: dict[str, tuple[float, float]], n: int = 100) -> dict:
+    """One (data, ε, point) setting: method -> (seconds, error)."""
+    return {
+        ("d", 1.0, "point_mse", m): {"method": m, "value": v, "seconds": t, "runs": 1, "n": n}
+        for m, (t, v) in values.items()
+    }
+
+
+def test_paper_noise_table_swaps_in_reference_runs_and_time_classes_by_hand():
+    table = _fake_table({"S~": (1.0, 9.0), "S~ [ref]": (1.0, 2.0), "H": (0.5, 5.0)})
+    assert set(kellaris._certified(table)) == {("d", 1.0, "point_mse", m) for m in ("S~", "H")}
+    swapped = kellaris._paper_noise(table)
+    assert swapped[("d", 1.0, "point_mse", "S~")]["value"] == 2.0
+    assert kellaris._front(kellaris._certified(table), "d", 1.0, "point_mse")[0] == {"H"}
+    assert kellaris._front(swapped, "d", 1.0, "point_mse")[0] == {"S~", "H"}
+    # Table 1 classes at N = 100: S2 is O(N^2) = 1e4 steps, H is O(N) = 100 steps.
+    timed = kellaris._complexity_time(
+        _fake_table({"S2": (0.001, 1.0), "H": (1.0, 3.0)}), {"d": 100}
+    )
+    assert timed[("d", 1.0, "point_mse", "S2")]["seconds"] == pytest.approx(1e4 * 1e-9)
+    assert timed[("d", 1.0, "point_mse", "H")]["seconds"] == pytest.approx(100 * 1e-9)
+    assert kellaris._fmt_class(kellaris.PAPER_COMPLEXITY["S~"]) == "O(N log^2 N)"

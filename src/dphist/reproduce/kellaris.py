@@ -12,7 +12,13 @@ What is run
   the number of appearances per scheme (Table 2).
 * §7.3 error vs ε (0.01 ... 1) and error vs range length r = 1 ... 64% for the five
   group representatives S~, O+S~, S1+PMM, H, S2+H.
-* §7.4 takeaways as claims with automatic verdicts.
+* §7.4 takeaways as claims with automatic verdicts. Each claim's reason gives the
+  rule, then the evidence for why it holds or differs, from three one-at-a-time
+  changes: (1) DAWA's published partition noise instead of dphist's certified noise
+  for S~, O+S~, S~+MM, S~+PMM and S1+H (``noise="reference"``, not epsilon-DP; those
+  runs are tagged ``[ref]`` and never stand for what dphist publishes); (2) the
+  paper's Table 1 complexity classes instead of measured times on the skyline
+  time axis; (3) Log (the paper's data) alone vs the stand-ins.
 
 Data
 ----
@@ -33,6 +39,7 @@ they can sit on fronts where the paper has S~ or S1+H.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -68,6 +75,35 @@ SCHEMES = (
 MM = ("S1+MM", "S~+MM", "S2+MM")
 #: The group representatives chosen in §7.3.
 TOP = ("S~", "O+S~", "S1+PMM", "H", "S2+H")
+
+#: Schemes also run with DAWA's published partition noise (``noise="reference"``, not
+#: epsilon-DP; releases are marked ``private=False``). Those with the full candidate
+#: family (S1, O+S1, S1+MM, S1+PMM) are left out: the reference noise there draws one
+#: noise per candidate group, O(N^2), about 28 s per run at 4,096 bins.
+REF_SCHEMES = ("S~", "O+S~", "S~+MM", "S~+PMM", "S1+H")
+REFERENCE = {"noise": "reference"}
+#: Suffix naming a reference-noise run in tables (not private).
+REF_TAG = " [ref]"
+
+#: Table 1's time complexities as (power of N, power of log N), for a time axis in the
+#: paper's complexity classes.
+PAPER_COMPLEXITY: dict[str, tuple[int, int]] = {
+    "S1": (2, 1),
+    "S~": (1, 2),
+    "S2": (2, 0),
+    "O+S1": (2, 1),
+    "O+S~": (1, 2),
+    "O+S2": (2, 0),
+    "S1+MM": (3, 1),
+    "S~+MM": (3, 1),
+    "S2+MM": (3, 1),
+    "S1+PMM": (2, 1),
+    "S~+PMM": (2, 1),
+    "S2+PMM": (2, 1),
+    "H": (1, 0),
+    "S1+H": (1, 1),
+    "S2+H": (1, 0),
+}
 
 SMALL, LARGE = 0.01, 1.0
 SWEEP = (0.01, 0.05, 0.1, 0.5, 1.0)
@@ -187,7 +223,13 @@ def _run_all(
     rows: list[dict[str, Any]] = []
     for d in data:
         schemes = [s for s in SCHEMES if d.mm or s not in MM]
-        grids = [(schemes, (SMALL, LARGE)), ([s for s in TOP if s in schemes], sweep)]
+        ref = [(s, REFERENCE) for s in REF_SCHEMES if s in schemes]
+        grids = [
+            (schemes, (SMALL, LARGE)),
+            ([s for s in TOP if s in schemes], sweep),
+            (ref, (SMALL, LARGE)),
+            ([(s, REFERENCE) for s in REF_SCHEMES if s in TOP], sweep),
+        ]
         for methods, epsilons in grids:
             rows += ex.run_grid(
                 methods=methods,
@@ -208,10 +250,45 @@ def _run_all(
 
 
 def _table(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, float, str, str], dict]:
-    """(dataset label, ε, metric label, method) -> summary with value and seconds."""
+    """(dataset label, ε, metric label, method) -> summary with value and seconds.
+
+    Reference-noise runs are keyed by the scheme name with :data:`REF_TAG` appended.
+    """
     out = {}
-    for s in ex.summarise(rows, by=("dataset", "epsilon", "label", "method")):
-        out[(s["dataset"], s["epsilon"], s["label"], s["method"])] = s
+    by = ("dataset", "epsilon", "label", "method", "params", "n")
+    for s in ex.summarise(rows, by=by):
+        params = json.loads(s["params"]) if s["params"] else {}
+        name = s["method"] + (REF_TAG if params.get("noise") == "reference" else "")
+        out[(s["dataset"], s["epsilon"], s["label"], name)] = {**s, "method": name}
+    return out
+
+
+def _certified(table: Mapping) -> dict:
+    """The table without the reference-noise runs (what dphist publishes)."""
+    return {k: v for k, v in table.items() if not k[3].endswith(REF_TAG)}
+
+
+def _paper_noise(table: Mapping) -> dict:
+    """The table with each reference-noise run standing in for its certified scheme."""
+    out = _certified(table)
+    for (d, e, m, name), s in table.items():
+        if name.endswith(REF_TAG):
+            base = name[: -len(REF_TAG)]
+            out[(d, e, m, base)] = {**s, "method": base}
+    return out
+
+
+def _complexity_time(table: Mapping, sizes: Mapping[str, int]) -> dict:
+    """The table with each run's time replaced by its Table 1 class evaluated at N.
+
+    ``N^a log2(N)^b`` steps at a nominal 10^9 steps per second: a skyline on it is the
+    paper's time axis up to constants.
+    """
+    out = {}
+    for (d, e, m, name), s in table.items():
+        a, b = PAPER_COMPLEXITY[name]
+        n = sizes[d]
+        out[(d, e, m, name)] = {**s, "seconds": float(n) ** a * math.log2(n) ** b * 1e-9}
     return out
 
 
@@ -246,16 +323,42 @@ def _fmt_set(s: frozenset[str]) -> str:
     return ", ".join(x for x in SCHEMES if x in s) or "–"
 
 
-def _skylines(rep: Report, data, table, figdir: Path) -> dict[str, int]:
+def _counts(data, table) -> dict[str, int]:
+    """Skyline appearances per scheme over the (data, ε, point/interval) settings."""
     counts = dict.fromkeys(SCHEMES, 0)
+    for d in data:
+        for eps in (SMALL, LARGE):
+            for metric in QUERIES.values():
+                for m in _front(table, d.spec.label, eps, metric)[0]:
+                    counts[m] += 1
+    return counts
+
+
+def _mean_jaccard(data, table) -> float:
+    """Mean Jaccard similarity of our skylines with the paper's over the settings."""
+    return float(
+        np.mean(
+            [
+                _jaccard(
+                    _front(table, d.spec.label, eps, metric)[0],
+                    PAPER_FRONTS[(d.paper, eps, kind)],
+                )
+                for d in data
+                for eps in (SMALL, LARGE)
+                for kind, metric in QUERIES.items()
+            ]
+        )
+    )
+
+
+def _skylines(rep: Report, data, tables: Mapping[str, Mapping], figdir: Path) -> None:
+    cert, ref, cls = tables["certified"], tables["paper noise"], tables["paper time"]
     rows = []
     for d in data:
         for eps in (SMALL, LARGE):
             for kind, metric in QUERIES.items():
-                ours, _ = _front(table, d.spec.label, eps, metric)
+                ours, _ = _front(cert, d.spec.label, eps, metric)
                 paper = PAPER_FRONTS[(d.paper, eps, kind)]
-                for m in ours:
-                    counts[m] += 1
                 rows.append(
                     {
                         "data": d.paper,
@@ -265,20 +368,36 @@ def _skylines(rep: Report, data, table, figdir: Path) -> dict[str, int]:
                         "our skyline": _fmt_set(ours),
                         "common": _fmt_set(paper & ours),
                         "Jaccard": _jaccard(paper, ours),
+                        "paper's noise (not private)": _fmt_set(
+                            _front(ref, d.spec.label, eps, metric)[0]
+                        ),
+                        "Table 1 time": _fmt_set(_front(cls, d.spec.label, eps, metric)[0]),
                     }
                 )
     rep.section(
         "Time vs error skylines (§7.2, Figs 3-10, Table 2)",
         "A scheme is on the skyline when no other scheme is both faster and more accurate "
-        "(mean time and mean error over the trials).",
+        "(mean time and mean error over the trials). *Paper's noise* replaces "
+        f"{', '.join(REF_SCHEMES)} by their runs with DAWA's published partition noise "
+        "(`noise='reference'`, not ε-DP); *Table 1 time* keeps our errors and certified "
+        "noise but orders schemes by the paper's complexity class at each data set's N.",
     )
     rep.table(rows, floatfmt=".2f")
+    counts = {k: _counts(data, t) for k, t in tables.items()}
     rep.table(
         [
-            {"scheme": m, "paper (of 16)": PAPER_TABLE2[m], f"ours (of {len(rows)})": counts[m]}
+            {
+                "scheme": m,
+                "paper (of 16)": PAPER_TABLE2[m],
+                f"ours (of {len(rows)})": counts["certified"][m],
+                "paper's noise (not private)": counts["paper noise"][m],
+                "Table 1 time": counts["paper time"][m],
+                "both": counts["both"][m],
+                "Table 1 class": _fmt_class(PAPER_COMPLEXITY[m]),
+            }
             for m in SCHEMES
         ],
-        caption="Skyline appearances per scheme (Table 2)",
+        caption="Skyline appearances per scheme (Table 2); *both* = paper's noise and Table 1 time",
     )
     for d in data:
         for eps in (SMALL, LARGE):
@@ -286,15 +405,21 @@ def _skylines(rep: Report, data, table, figdir: Path) -> dict[str, int]:
                 name = f"skyline_{_slug(d.paper)}_{_slug(eps)}_{kind}.png"
                 try:
                     path = plot_skyline(
-                        _rows_for(table, d.spec.label, eps, metric),
+                        _rows_for(cert, d.spec.label, eps, metric),
                         figdir / name,
                         metric=metric,
                         title=f"{d.paper} ({d.spec.label}), ε = {eps:g}, {kind} queries",
                     )
                 except ImportError:
-                    return counts
+                    return
                 rep.figure(path, f"Time vs {kind} MSE, {d.paper}, ε = {eps:g}")
-    return counts
+
+
+def _fmt_class(c: tuple[int, int]) -> str:
+    a, b = c
+    n = "N" if a == 1 else f"N^{a}"
+    log = "" if b == 0 else (" log N" if b == 1 else f" log^{b} N")
+    return f"O({n}{log})"
 
 
 def _rows_for(table: Mapping, label: str, eps: float | None, metric: str) -> list[dict]:
@@ -352,11 +477,18 @@ def _curves(rep: Report, data, rows, figdir: Path) -> None:
         rep.text("_matplotlib is not installed: figures skipped._")
 
 
-def _claims(rep: Report, data, table, counts: dict[str, int], r_values, sweep) -> None:
+def _evaluate(data, table, r_values, sweep) -> list[dict[str, Any]]:
+    """The §7.2-§7.4 claims on one table: claim, paper, ours, ok (bool) and rule."""
+    out: list[dict[str, Any]] = []
+
+    def claim(text: str, paper: str, ours: str, ok: bool, rule: str) -> None:
+        out.append({"claim": text, "paper": paper, "ours": ours, "ok": bool(ok), "rule": rule})
+
+    counts = _counts(data, table)
     settings = 4 * len(data)
     top_count = max(counts.values())
     leaders = [m for m, c in counts.items() if c == top_count]
-    rep.claim(
+    claim(
         "S2+H has the most skyline appearances",
         "Table 2 (15 of 16)",
         f"S2+H on {counts['S2+H']} of {settings}; most: {', '.join(leaders)} ({top_count})",
@@ -364,14 +496,14 @@ def _claims(rep: Report, data, table, counts: dict[str, int], r_values, sweep) -
         "counted over our skylines (dataset x ε x point/interval)",
     )
     mm_total = sum(counts[m] for m in MM)
-    rep.claim(
+    claim(
         "smoothing + MM over all ranges is never on a skyline",
         "Table 2 (0 for S1+MM, S~+MM, S2+MM)",
         f"{mm_total} appearances",
         mm_total == 0,
         "MM schemes run on Rome and Citations only, as in the paper",
     )
-    rep.claim(
+    claim(
         "of ordering + smoothing, only O+S~ reaches a skyline",
         "Table 2 (O+S1: 0, O+S~: 4, O+S2: 0)",
         f"O+S1: {counts['O+S1']}, O+S~: {counts['O+S~']}, O+S2: {counts['O+S2']}",
@@ -382,7 +514,7 @@ def _claims(rep: Report, data, table, counts: dict[str, int], r_values, sweep) -
     cells = [(d.spec.label, eps) for d in data for eps in sweep]
     wins = [_best(table, lab, eps, "point_mse", TOP) for lab, eps in cells]
     k = sum(w == "S~" for w in wins)
-    rep.claim(
+    claim(
         "S~ is the method of choice for point queries",
         "§7.4 (1), Figs 11-14 (a)",
         f"S~ best of {len(TOP)} in {k} of {len(cells)} (data, ε) cells",
@@ -392,7 +524,7 @@ def _claims(rep: Report, data, table, counts: dict[str, int], r_values, sweep) -
 
     balanced = _balance_winners(table, data, r_values)
     k = sum(w == "S1+PMM" for w in balanced)
-    rep.claim(
+    claim(
         "S1+PMM is the most balanced over all range lengths",
         "§7.4 (2), Figs 15-18",
         f"smallest worst-case ratio to the best in {k} of {len(balanced)} (data, ε) cells",
@@ -404,7 +536,7 @@ def _claims(rep: Report, data, table, counts: dict[str, int], r_values, sweep) -
     cells2 = [(d.spec.label, eps) for d in data for eps in (SMALL, LARGE)]
     wins = [_best(table, lab, eps, longest, TOP) for lab, eps in cells2]
     k = sum(w == "S2+H" for w in wins)
-    rep.claim(
+    claim(
         f"S2+H wins for long intervals (r = {max(r_values):g}%)",
         "§7.4 (3), Figs 15-18",
         f"S2+H best in {k} of {len(cells2)}; winners: {', '.join(str(w) for w in wins)}",
@@ -413,10 +545,10 @@ def _claims(rep: Report, data, table, counts: dict[str, int], r_values, sweep) -
     )
 
     t = _mean_seconds(table)
-    rep.claim(
+    claim(
         "S2+H is faster than S1+H",
         "§7.4 (3), Table 1 (O(N) vs O(N log N))",
-        f"mean {t.get('S2+H', math.nan):.4f} s vs {t.get('S1+H', math.nan):.4f} s",
+        f"mean {t.get('S2+H', math.nan):.3g} s vs {t.get('S1+H', math.nan):.3g} s",
         t.get("S2+H", math.inf) < t.get("S1+H", -math.inf),
         "mean construction time over every run",
     )
@@ -431,7 +563,7 @@ def _claims(rep: Report, data, table, counts: dict[str, int], r_values, sweep) -
         _value(table, lab, eps, m, "S1+H") < _value(table, lab, eps, m, "H")
         for lab, eps, m in pairs
     )
-    rep.claim(
+    claim(
         "H is always worse than S1+H",
         "§7.4 (4)",
         f"S1+H more accurate in {better} of {len(pairs)} settings",
@@ -441,7 +573,7 @@ def _claims(rep: Report, data, table, counts: dict[str, int], r_values, sweep) -
 
     worst = [_worst(table, lab, eps, m, TOP) for lab, eps in cells for m in QUERIES.values()]
     k = sum(w == "O+S~" for w in worst)
-    rep.claim(
+    claim(
         "O+S~ yields the highest error, with few exceptions",
         "§7.4 (4), Figs 11-14",
         f"O+S~ worst of {len(TOP)} in {k} of {len(worst)} cells",
@@ -450,17 +582,231 @@ def _claims(rep: Report, data, table, counts: dict[str, int], r_values, sweep) -
     )
 
     fastest = []
+    by_data = _seconds_by_data(table)
     for d in data:
-        per = {m: v for (lab, m), v in _seconds_by_data(table).items() if lab == d.spec.label}
+        per = {m: v for (lab, m), v in by_data.items() if lab == d.spec.label}
         fastest.append(min(per, key=per.get) if per else None)
     k = sum(f in ("H", "S1+H", "S2+H") for f in fastest)
-    rep.claim(
+    claim(
         "hierarchical methods are the most efficient",
         "§7.4 (iv)",
         f"fastest per data set: {', '.join(str(f) for f in fastest)}",
         k == len(fastest),
         "a hierarchical scheme (H, S1+H, S2+H) is fastest on every data set",
     )
+    return out
+
+
+#: Claims (by position in :func:`_evaluate`) whose verdict depends on run times.
+_TIMED = frozenset({0, 1, 2, 6, 9})
+
+
+def _variants(data, tables: Mapping[str, Mapping], r_values, sweep) -> dict[str, list[dict]]:
+    """The claims under each reading of the evidence (noise, time axis, data subset)."""
+    log = [d for d in data if d.paper == "Log"]
+    stand = [d for d in data if d.paper != "Log"]
+    cert = tables["certified"]
+    return {
+        "certified": _evaluate(data, cert, r_values, sweep),
+        "paper noise": _evaluate(data, tables["paper noise"], r_values, sweep),
+        "paper time": _evaluate(data, tables["paper time"], r_values, sweep),
+        "both": _evaluate(data, tables["both"], r_values, sweep),
+        "Log": _evaluate(log, cert, r_values, sweep),
+        "stand-ins": _evaluate(stand, cert, r_values, sweep),
+    }
+
+
+def _why(i: int, v: Mapping[str, list[dict]], has_mm_on_log: bool) -> str:
+    """The claim's rule, then why it differs (or holds) backed by the variant figures."""
+    c = v["certified"][i]
+    ref, cls, both = v["paper noise"][i], v["paper time"][i], v["both"][i]
+    log, stand = v["Log"][i], v["stand-ins"][i]
+    timed = i in _TIMED
+    data_ok = i != 1 or has_mm_on_log  # the MM schemes never run on Log
+    if c["ok"]:
+        tail = f"paper's noise (not private): {ref['ours']}"
+        if timed:
+            tail += f"; on Table 1 time classes: {cls['ours']}"
+        return f"{c['rule']}; reproduced; {tail}"
+    if ref["ok"]:
+        because = (
+            "of dphist's certified partition noise: with DAWA's published noise "
+            f"(not private) {ref['ours']}"
+        )
+    elif timed and cls["ok"]:
+        because = f"of timing: ordering schemes by Table 1's complexity classes, {cls['ours']}"
+    elif timed and both["ok"]:
+        because = (
+            "of noise and timing together: with the paper's noise on Table 1's time "
+            f"classes, {both['ours']} (noise alone: {ref['ours']}; time alone: {cls['ours']})"
+        )
+    elif data_ok and log["ok"] and not stand["ok"]:
+        because = (
+            f"of the stand-in data: on Log (the paper's data) {log['ours']}; "
+            f"on the stand-ins {stand['ours']}"
+        )
+    else:
+        because = (
+            "the schemes' accuracy ranks differently here, not because of noise"
+            + (", timing" if timed else "")
+            + " or data alone: paper's noise "
+            + ref["ours"]
+            + (f"; Table 1 time {cls['ours']}; both {both['ours']}" if timed else "")
+            + (f"; Log only {log['ours']}" if data_ok else "")
+        )
+    return f"{c['rule']}; differs because {because}"
+
+
+def _claims(rep: Report, data, tables: Mapping[str, Mapping], r_values, sweep) -> None:
+    v = _variants(data, tables, r_values, sweep)
+    has_mm_on_log = any(d.mm for d in data if d.paper == "Log")
+    for i, c in enumerate(v["certified"]):
+        rep.claim(c["claim"], c["paper"], c["ours"], c["ok"], _why(i, v, has_mm_on_log))
+    _verdicts(rep, v)
+    _why_section(rep, data, tables, v)
+
+
+def _verdict(ok: bool) -> str:
+    return "reproduced" if ok else "differs"
+
+
+def _verdicts(rep: Report, v: Mapping[str, list[dict]]) -> None:
+    rep.section(
+        "Claims under the paper's noise and time axis",
+        f"*Paper's noise*: {', '.join(REF_SCHEMES)} run with DAWA's published partition "
+        "noise (`noise='reference'`); those releases are **not ε-differentially private** "
+        "and are shown only to separate the effect of certified noise. *Table 1 time*: "
+        "certified noise, schemes timed by the paper's complexity class. *Log only* / "
+        "*stand-ins*: certified noise and our timings on the paper's own data set vs "
+        "the substitutes.",
+    )
+    rows = []
+    for i, c in enumerate(v["certified"]):
+        ref = v["paper noise"][i]
+        rows.append(
+            {
+                "claim": c["claim"],
+                "ours (certified)": _verdict(c["ok"]),
+                "paper's noise (not private)": ref["ours"],
+                "verdict, paper's noise": _verdict(ref["ok"]),
+                "Table 1 time": _verdict(v["paper time"][i]["ok"]) if i in _TIMED else "–",
+                "both": _verdict(v["both"][i]["ok"]) if i in _TIMED else "–",
+                "Log only": _verdict(v["Log"][i]["ok"]),
+                "stand-ins": _verdict(v["stand-ins"][i]["ok"]),
+            }
+        )
+    held = {k: sum(c["ok"] for c in cs) for k, cs in v.items()}
+    rows.append(
+        {
+            "claim": "claims reproduced",
+            "ours (certified)": f"{held['certified']} of {len(rows)}",
+            "paper's noise (not private)": "",
+            "verdict, paper's noise": f"{held['paper noise']} of {len(rows)}",
+            "Table 1 time": f"{held['paper time']} of {len(rows)}",
+            "both": f"{held['both']} of {len(rows)}",
+            "Log only": f"{held['Log']} of {len(rows)}",
+            "stand-ins": f"{held['stand-ins']} of {len(rows)}",
+        }
+    )
+    rep.table(rows)
+
+
+def _ratio_text(xs: Sequence[float]) -> str:
+    xs = [x for x in xs if math.isfinite(x) and x > 0]
+    if not xs:
+        return "–"
+    return f"median {np.median(xs):.2f}x (range {min(xs):.2f}-{max(xs):.2f}x, {len(xs)} cells)"
+
+
+def _why_section(rep: Report, data, tables: Mapping[str, Mapping], v) -> None:
+    cert, ref = tables["certified"], tables["paper noise"]
+    held = {k: sum(c["ok"] for c in cs) for k, cs in v.items()}
+    total = len(v["certified"])
+    counts = {k: _counts(data, tables[k]) for k in ("certified", "paper noise", "paper time")}
+    jac = {k: _mean_jaccard(data, t) for k, t in tables.items()}
+    noise_rows = []
+    for m in REF_SCHEMES:
+        ratios = {
+            kind: [
+                _value(cert, lab, e, metric, m) / _value(ref, lab, e, metric, m)
+                for (lab, e, metric, name) in cert
+                if name == m and metric == wanted
+            ]
+            for kind, wanted in QUERIES.items()
+        }
+        if not any(ratios.values()):
+            continue
+        noise_rows.append(
+            {
+                "scheme": m,
+                "point MSE, certified / paper's noise": _ratio_text(ratios["point"]),
+                "interval MSE, certified / paper's noise": _ratio_text(ratios["interval"]),
+                "skyline appearances (certified → paper's noise)": (
+                    f"{counts['certified'][m]} → {counts['paper noise'][m]}"
+                ),
+            }
+        )
+    rep.section(
+        "Why our results differ",
+        f"{held['certified']} of {total} claims reproduce with what dphist publishes. "
+        "Three candidate causes were tested by changing one thing at a time.\n\n"
+        f"1. **Certified partition noise.** dphist's S1/S~ noise the partition costs "
+        "with a scale that is provably ε-DP, larger than DAWA's published scale (which "
+        "leaves single bins unnoised and is not ε-DP). With the published noise "
+        f"{held['paper noise']} of {total} claims reproduce. Error ratios below.\n"
+        "2. **Time axis.** Our S2 is an exact pruned dynamic programme that is close to "
+        "linear, MM/PMM use closed forms and S1 is sampled lazily, so measured times do "
+        "not follow the paper's Table 1 classes (its S2 is O(N^2), MM took about a month "
+        "on Log). Re-drawing every skyline on the Table 1 classes (our errors) gives "
+        f"{held['paper time']} of {total}; with the paper's noise as well "
+        f"{held['both']} of {total}. Mean Jaccard similarity of our skylines with the "
+        f"paper's: {jac['certified']:.2f} as published, {jac['paper noise']:.2f} with the "
+        f"paper's noise, {jac['paper time']:.2f} on Table 1 time, {jac['both']:.2f} with "
+        "both.\n"
+        "3. **Stand-in data.** Only Log is the paper's data; on it alone "
+        f"{held['Log']} of {total} claims hold, on the stand-ins (synthetic Rome, "
+        f"DPBench 4,096-bin Citations and PUMS) {held['stand-ins']} of {total}.",
+    )
+    rep.table(
+        noise_rows,
+        caption="Effect of the certified partition noise (ratio > 1: "
+        "certified noise costs accuracy), over every (data, ε) cell run both ways",
+    )
+    rep.table(
+        _time_rows(data, cert),
+        caption="Measured time vs Table 1 on the largest data "
+        "set: ratio to H, ours and the paper's complexity class at its N",
+    )
+
+
+def _size(table: Mapping, label: str) -> int:
+    return next((int(s["n"]) for (d, *_), s in table.items() if d == label), 0)
+
+
+def _time_rows(data, cert) -> list[dict[str, Any]]:
+    d = max(data, key=lambda d: _size(cert, d.spec.label))
+    n = _size(cert, d.spec.label)
+    secs = {m: v for (lab, m), v in _seconds_by_data(cert).items() if lab == d.spec.label}
+    if "H" not in secs:
+        return []
+    unit = PAPER_COMPLEXITY["H"]
+
+    def cls(m: str) -> float:
+        a, b = PAPER_COMPLEXITY[m]
+        return float(n) ** (a - unit[0]) * math.log2(n) ** (b - unit[1])
+
+    return [
+        {
+            "data": f"{d.paper} (N = {n:,})",
+            "scheme": m,
+            "Table 1 class": _fmt_class(PAPER_COMPLEXITY[m]),
+            "our time (s)": secs[m],
+            "ours / H": secs[m] / secs["H"],
+            "Table 1 / H at N": cls(m),
+        }
+        for m in SCHEMES
+        if m in secs
+    ]
 
 
 def _value(table, label, eps, metric, method) -> float:
@@ -513,10 +859,14 @@ def _seconds_by_data(table) -> dict[tuple[str, str], float]:
 
 
 def _results_tables(rep: Report, data, table) -> None:
-    rep.section("Mean error and time per scheme", "Means over the trials of each setting.")
+    rep.section(
+        "Mean error and time per scheme",
+        f"Means over the trials of each setting. Rows marked `{REF_TAG.strip()}` use DAWA's "
+        "published partition noise and are not private.",
+    )
     for d in data:
         rows = []
-        for m in SCHEMES:
+        for m in (*SCHEMES, *(r + REF_TAG for r in REF_SCHEMES)):
             row: dict[str, Any] = {"scheme": m}
             for eps in (SMALL, LARGE):
                 for kind, metric in QUERIES.items():
@@ -581,17 +931,26 @@ def run(
         data_dir=data_dir,
         progress=progress,
     )
-    table = _table(rows)
+    raw = _table(rows)
+    sizes = {s["dataset"]: int(s["n"]) for s in raw.values()}
+    cert, paper_noise = _certified(raw), _paper_noise(raw)
+    tables = {
+        "certified": cert,
+        "paper noise": paper_noise,
+        "paper time": _complexity_time(cert, sizes),
+        "both": _complexity_time(paper_noise, sizes),
+    }
     rep.section(
         "Data",
         "\n".join(f"- **{d.paper}**: `{d.spec.label}`, {d.note}." for d in data)
         + "\n\nReleases use seeded noise (not private) so that the run can be repeated; "
-        "errors are against the true counts. Raw rows: `results.csv`.",
+        "errors are against the true counts. Raw rows: `results.csv` (reference-noise "
+        'runs have `params` `{"noise":"reference"}`).',
     )
-    counts = _skylines(rep, data, table, figdir)
-    _curves(rep, data, rows, figdir)
-    _results_tables(rep, data, table)
-    _claims(rep, data, table, counts, r_values, sweep)
+    _skylines(rep, data, tables, figdir)
+    _curves(rep, data, [r for r in rows if "reference" not in r["params"]], figdir)
+    _results_tables(rep, data, raw)
+    _claims(rep, data, tables, r_values, sweep)
     failures = [s for s in ex.summarise(rows, by=("dataset", "method")) if s["failures"]]
     if failures:
         rep.section("Failures")
