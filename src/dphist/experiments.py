@@ -83,6 +83,8 @@ __all__ = [
     "run_seed",
     "size_metrics",
     "summarise",
+    "summary_index",
+    "summary_value",
     "unique_rows",
 ]
 
@@ -931,3 +933,18 @@ def summarise(
             }
         )
     return out
+
+
+def summary_index(
+    rows: Iterable[Mapping[str, Any]],
+    by: Sequence[str] = ("dataset", "epsilon", "label", "method"),
+    stat: str = "mean",
+) -> dict[tuple, dict[str, Any]]:
+    """:func:`summarise` keyed by the tuple of the ``by`` values, for lookups."""
+    return {tuple(s[k] for k in by): s for s in summarise(rows, by=by, stat=stat)}
+
+
+def summary_value(index: Mapping[tuple, Mapping[str, Any]], *key: Any) -> float:
+    """The summarised value at ``key``; NaN when the cell is missing or every run failed."""
+    s = index.get(key)
+    return s["value"] if s and s["runs"] else math.nan

@@ -381,19 +381,6 @@ def run_tables(
     return ex.unique_rows(rows)
 
 
-def _lookup(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, float, str, str], dict]:
-    """(dataset label, ε, metric label, method) -> summary (value, seconds, runs)."""
-    return {
-        (s["dataset"], s["epsilon"], s["label"], s["method"]): s
-        for s in ex.summarise(rows, by=("dataset", "epsilon", "label", "method"))
-    }
-
-
-def _value(table: Mapping, label: str, eps: float, metric: str, method: str) -> float:
-    s = table.get((label, eps, metric, method))
-    return s["value"] if s and s["runs"] else math.nan
-
-
 def kld_summary(
     data: Sequence[Data],
     rows: Sequence[Mapping[str, Any]],
@@ -407,7 +394,7 @@ def kld_summary(
 
     ``extra`` adds published values for further methods (e.g. SReB_GCA's Table 2).
     """
-    table = _lookup(rows)
+    table = ex.summary_index(rows)
     metric = ex.metric("kld", tau=tau).label
     out = []
     for d in data:
@@ -450,8 +437,8 @@ def _kld_tables(rep: Report, data, table, epsilons) -> None:
         for d in data:
             paper = PAPER_KLD.get((d.paper, eps), {})
             for lab in METHODS:
-                ours = _value(table, d.spec.label, eps, "kld(tau=0.001)", METHODS[lab])
-                ours1 = _value(table, d.spec.label, eps, "kld(tau=1.0)", METHODS[lab])
+                ours = ex.summary_value(table, d.spec.label, eps, "kld(tau=0.001)", METHODS[lab])
+                ours1 = ex.summary_value(table, d.spec.label, eps, "kld(tau=1.0)", METHODS[lab])
                 rows.append(
                     {
                         "data": d.paper,
@@ -478,7 +465,7 @@ def _range_tables(rep: Report, data, table, epsilons, r_values) -> None:
             for eps in epsilons:
                 for r in r_values:
                     label = ex.metric("range_pct_mse", r=r).label
-                    row[f"ε={eps:g}, r={r:g}%"] = _value(
+                    row[f"ε={eps:g}, r={r:g}%"] = ex.summary_value(
                         table, d.spec.label, eps, label, METHODS[lab]
                     )
             rows.append(row)
@@ -515,7 +502,7 @@ def _slug(value: object) -> str:
 
 
 def _best(table, label, eps, metric, labels) -> tuple[str | None, float]:
-    vals = {lab: _value(table, label, eps, metric, METHODS[lab]) for lab in labels}
+    vals = {lab: ex.summary_value(table, label, eps, metric, METHODS[lab]) for lab in labels}
     vals = {k: v for k, v in vals.items() if math.isfinite(v)}
     if not vals:
         return None, math.nan
@@ -551,7 +538,7 @@ def _kld_reasons(data, table, epsilons, diag) -> dict[str, str]:
     for d in data:
         for eps in epsilons:
             ref = PAPER_KLD.get((d.paper, eps), {}).get("NF")
-            ours = _value(table, d.spec.label, eps, kld, "identity")
+            ours = ex.summary_value(table, d.spec.label, eps, kld, "identity")
             if ref and math.isfinite(ours):
                 cells += 1
                 below += ours < ref
@@ -580,7 +567,7 @@ def _claims(rep: Report, data, table, epsilons, r_values, diag) -> None:
     cells = [(d, eps) for d in data for eps in epsilons]
     wins, beaten = [], []
     for d, eps in cells:
-        ahp = _value(table, d.spec.label, eps, kld, "AHP")
+        ahp = ex.summary_value(table, d.spec.label, eps, kld, "AHP")
         best, val = _best(table, d.spec.label, eps, kld, competitors)
         wins.append(math.isfinite(ahp) and ahp < val)
         if not wins[-1]:
@@ -606,8 +593,8 @@ def _claims(rep: Report, data, table, epsilons, r_values, diag) -> None:
         paper_cells = sum(1 for k in PAPER_KLD if k[0] in {d.paper for d in data})
         lost, ratios = [], []
         for d, eps in cells:
-            a = _value(table, d.spec.label, eps, kld, "AHP")
-            c = _value(table, d.spec.label, eps, kld, METHODS[comp])
+            a = ex.summary_value(table, d.spec.label, eps, kld, "AHP")
+            c = ex.summary_value(table, d.spec.label, eps, kld, METHODS[comp])
             if not a < c:
                 lost.append((d.paper, eps, c, a))
             ref = PAPER_KLD.get((d.paper, eps), {}).get(comp)
@@ -635,7 +622,7 @@ def _claims(rep: Report, data, table, epsilons, r_values, diag) -> None:
     ratios = []
     for d, eps in cells:
         ref = PAPER_KLD.get((d.paper, eps), {}).get("AHP")
-        ours = _value(table, d.spec.label, eps, kld, "AHP")
+        ours = ex.summary_value(table, d.spec.label, eps, kld, "AHP")
         if ref and math.isfinite(ours):
             ratios.append(ours / ref)
     close = sum(1 / 3 <= q <= 3 for q in ratios)
@@ -662,7 +649,7 @@ def _claims(rep: Report, data, table, epsilons, r_values, diag) -> None:
     for d, eps in cells:
         for r in r_values:
             label = ex.metric("range_pct_mse", r=r).label
-            ahp = _value(table, d.spec.label, eps, label, "AHP")
+            ahp = ex.summary_value(table, d.spec.label, eps, label, "AHP")
             best, val = _best(table, d.spec.label, eps, label, competitors)
             if math.isfinite(ahp) and math.isfinite(val):
                 range_cells += 1
@@ -730,8 +717,8 @@ def _claims(rep: Report, data, table, epsilons, r_values, diag) -> None:
         for eps in [e for e in epsilons if e >= 0.1]:
             for r in r_values:
                 label = ex.metric("range_pct_mse", r=r).label
-                php = _value(table, d.spec.label, eps, label, "P-HP")
-                ahp = _value(table, d.spec.label, eps, label, "AHP")
+                php = ex.summary_value(table, d.spec.label, eps, label, "P-HP")
+                ahp = ex.summary_value(table, d.spec.label, eps, label, "AHP")
                 qs.append(php / ahp)
         ok = bool(qs) and all(0.5 <= q <= 3 for q in qs)
         rep.claim(
@@ -754,7 +741,9 @@ def _claims(rep: Report, data, table, epsilons, r_values, diag) -> None:
         for lab in METHODS:
             for r in r_values:
                 label = ex.metric("range_pct_mse", r=r).label
-                ys = [_value(table, d.spec.label, e, label, METHODS[lab]) for e in epsilons]
+                ys = [
+                    ex.summary_value(table, d.spec.label, e, label, METHODS[lab]) for e in epsilons
+                ]
                 total += 1
                 mono = all(a <= b for a, b in itertools.pairwise(ys))
                 trend_eps += mono
@@ -766,7 +755,7 @@ def _claims(rep: Report, data, table, epsilons, r_values, diag) -> None:
         for lab in METHODS:
             for eps in epsilons:
                 ys = [
-                    _value(
+                    ex.summary_value(
                         table,
                         d.spec.label,
                         eps,
@@ -927,7 +916,7 @@ def run(
         quick=quick,
         progress=progress,
     )
-    table = _lookup(rows)
+    table = ex.summary_index(rows)
     notes = [f"- **{d.paper}**: `{d.spec.label}`, {d.note}." for d in data]
     rep.section(
         "Data",

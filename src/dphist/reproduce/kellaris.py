@@ -560,7 +560,7 @@ def _evaluate(data, table, r_values, sweep) -> list[dict[str, Any]]:
         for metric in QUERIES.values()
     ]
     better = sum(
-        _value(table, lab, eps, m, "S1+H") < _value(table, lab, eps, m, "H")
+        ex.summary_value(table, lab, eps, m, "S1+H") < ex.summary_value(table, lab, eps, m, "H")
         for lab, eps, m in pairs
     )
     claim(
@@ -728,7 +728,7 @@ def _why_section(rep: Report, data, tables: Mapping[str, Mapping], v) -> None:
     for m in REF_SCHEMES:
         ratios = {
             kind: [
-                _value(cert, lab, e, metric, m) / _value(ref, lab, e, metric, m)
+                ex.summary_value(cert, lab, e, metric, m) / ex.summary_value(ref, lab, e, metric, m)
                 for (lab, e, metric, name) in cert
                 if name == m and metric == wanted
             ]
@@ -809,13 +809,8 @@ def _time_rows(data, cert) -> list[dict[str, Any]]:
     ]
 
 
-def _value(table, label, eps, metric, method) -> float:
-    s = table.get((label, eps, metric, method))
-    return s["value"] if s and s["runs"] else math.nan
-
-
 def _worst(table, label, eps, metric, among) -> str | None:
-    vals = {m: _value(table, label, eps, metric, m) for m in among}
+    vals = {m: ex.summary_value(table, label, eps, metric, m) for m in among}
     vals = {m: v for m, v in vals.items() if math.isfinite(v)}
     return max(vals, key=vals.get) if vals else None
 
@@ -833,8 +828,8 @@ def _balance_winners(table, data, r_values) -> list[str | None]:
                     if best is None:
                         continue
                     ratios.append(
-                        _value(table, d.spec.label, eps, label, m)
-                        / _value(table, d.spec.label, eps, label, best)
+                        ex.summary_value(table, d.spec.label, eps, label, m)
+                        / ex.summary_value(table, d.spec.label, eps, label, best)
                     )
                 if ratios and all(math.isfinite(x) for x in ratios):
                     worst_ratio[m] = max(ratios)
@@ -870,7 +865,7 @@ def _results_tables(rep: Report, data, table) -> None:
             row: dict[str, Any] = {"scheme": m}
             for eps in (SMALL, LARGE):
                 for kind, metric in QUERIES.items():
-                    row[f"{kind} ε={eps:g}"] = _value(table, d.spec.label, eps, metric, m)
+                    row[f"{kind} ε={eps:g}"] = ex.summary_value(table, d.spec.label, eps, metric, m)
             s = table.get((d.spec.label, SMALL, "point_mse", m))
             if s is None:
                 continue

@@ -136,21 +136,10 @@ def _metrics(lengths: Sequence[int]) -> list[ex.Metric]:
     ]
 
 
-def _lookup(rows) -> dict[tuple[str, float, str, str], dict]:
-    return {
-        (s["dataset"], s["epsilon"], s["label"], s["method"]): s
-        for s in ex.summarise(rows, by=("dataset", "epsilon", "label", "method"))
-    }
-
-
-def _value(table: Mapping, label: str, eps: float, metric: str, method: str) -> float:
-    s = table.get((label, eps, metric, method))
-    return s["value"] if s and s["runs"] else math.nan
-
-
 def _range_mean(table, label, eps, method, lengths) -> float:
     vals = [
-        _value(table, label, eps, ex.metric("mre_range", length=i).label, method) for i in lengths
+        ex.summary_value(table, label, eps, ex.metric("mre_range", length=i).label, method)
+        for i in lengths
     ]
     vals = [v for v in vals if math.isfinite(v)]
     return float(np.mean(vals)) if vals else math.nan
@@ -234,8 +223,8 @@ def _table2(rep: Report, data, table, epsilons) -> None:
             row: dict[str, Any] = {"data": d.paper, "ε": eps}
             for lab in ("SReB_GCA", "AHP"):
                 row[f"{lab} paper"] = paper.get(lab, math.nan)
-                row[f"{lab} ours"] = _value(table, d.spec.label, eps, KLD, METHODS[lab])
-            row["DP_BASE ours"] = _value(table, d.spec.label, eps, KLD, "identity")
+                row[f"{lab} ours"] = ex.summary_value(table, d.spec.label, eps, KLD, METHODS[lab])
+            row["DP_BASE ours"] = ex.summary_value(table, d.spec.label, eps, KLD, "identity")
             rows.append(row)
     rep.table(rows)
 
@@ -252,7 +241,7 @@ def _mre_tables(rep: Report, data, table, epsilons, lengths) -> None:
             row: dict[str, Any] = {"true count": f"[{lo:g}, {hi:g})"}
             for eps in epsilons:
                 for lab in ("SReB_GCA", "DP_BASE"):
-                    row[f"{lab} ε={eps:g}"] = _value(
+                    row[f"{lab} ε={eps:g}"] = ex.summary_value(
                         table, d.spec.label, eps, _classes_label(lo, hi), METHODS[lab]
                     )
             rows.append(row)
@@ -264,7 +253,7 @@ def _mre_tables(rep: Report, data, table, epsilons, lengths) -> None:
             row = {"length i": i}
             for eps in epsilons:
                 for lab in ("SReB_GCA", "DP_BASE"):
-                    row[f"{lab} ε={eps:g}"] = _value(
+                    row[f"{lab} ε={eps:g}"] = ex.summary_value(
                         table,
                         d.spec.label,
                         eps,
@@ -326,8 +315,8 @@ def _claims(rep: Report, data, table, epsilons, sweep, lengths, diag) -> None:
         (
             d.paper,
             e,
-            _value(table, d.spec.label, e, KLD, "SReB_GCA"),
-            _value(table, d.spec.label, e, KLD, "AHP"),
+            ex.summary_value(table, d.spec.label, e, KLD, "SReB_GCA"),
+            ex.summary_value(table, d.spec.label, e, KLD, "AHP"),
         )
         for d, e in cells
     ]
@@ -353,7 +342,7 @@ def _claims(rep: Report, data, table, epsilons, sweep, lengths, diag) -> None:
     ratios = []
     for d, e in cells:
         ref = PAPER_TABLE2.get((d.paper, e), {}).get("SReB_GCA")
-        ours = _value(table, d.spec.label, e, KLD, "SReB_GCA")
+        ours = ex.summary_value(table, d.spec.label, e, KLD, "SReB_GCA")
         if ref and math.isfinite(ours):
             ratios.append(ours / ref)
     close = sum(0.1 <= q <= 10 for q in ratios)
@@ -365,7 +354,7 @@ def _claims(rep: Report, data, table, epsilons, sweep, lengths, diag) -> None:
             d.paper,
             e,
             PAPER_TABLE2.get((d.paper, e), {}).get("SReB_GCA", math.nan),
-            _value(table, d.spec.label, e, KLD, "identity"),
+            ex.summary_value(table, d.spec.label, e, KLD, "identity"),
         )
         for d, e in cells
         if e == max(epsilons)
@@ -400,8 +389,8 @@ def _claims(rep: Report, data, table, epsilons, sweep, lengths, diag) -> None:
         (
             d.paper,
             e,
-            _value(table, d.spec.label, e, KLD, "SReB_GCA"),
-            _value(table, d.spec.label, e, KLD, "identity"),
+            ex.summary_value(table, d.spec.label, e, KLD, "SReB_GCA"),
+            ex.summary_value(table, d.spec.label, e, KLD, "identity"),
         )
         for d, e in sweep_cells
     ]
@@ -430,20 +419,22 @@ def _claims(rep: Report, data, table, epsilons, sweep, lengths, diag) -> None:
         present = [
             (lo, hi)
             for lo, hi in SIZE_CLASSES
-            if math.isfinite(_value(table, d.spec.label, e, _classes_label(lo, hi), "identity"))
+            if math.isfinite(
+                ex.summary_value(table, d.spec.label, e, _classes_label(lo, hi), "identity")
+            )
         ]
         if not present:
             continue
         lo, hi = present[0]
-        s = _value(table, d.spec.label, e, _classes_label(lo, hi), "SReB_GCA")
-        b = _value(table, d.spec.label, e, _classes_label(lo, hi), "identity")
+        s = ex.summary_value(table, d.spec.label, e, _classes_label(lo, hi), "SReB_GCA")
+        b = ex.summary_value(table, d.spec.label, e, _classes_label(lo, hi), "identity")
         n_small += 1
         small += s < b
         if not s < b:
             small_lost.append((f"{d.paper} [{lo:g}, {hi:g})", e, s, b))
         lo, hi = present[-1]
-        s2 = _value(table, d.spec.label, e, _classes_label(lo, hi), "SReB_GCA")
-        b2 = _value(table, d.spec.label, e, _classes_label(lo, hi), "identity")
+        s2 = ex.summary_value(table, d.spec.label, e, _classes_label(lo, hi), "SReB_GCA")
+        b2 = ex.summary_value(table, d.spec.label, e, _classes_label(lo, hi), "identity")
         n_large += 1
         held = s2 <= 2 * b2 or s2 <= 0.05
         large += held
@@ -484,8 +475,10 @@ def _claims(rep: Report, data, table, epsilons, sweep, lengths, diag) -> None:
     )
     rng_cells = [(d, e, i) for d in data for e in sweep for i in lengths]
     better = sum(
-        _value(table, d.spec.label, e, ex.metric("mre_range", length=i).label, "SReB_GCA")
-        < _value(table, d.spec.label, e, ex.metric("mre_range", length=i).label, "identity")
+        ex.summary_value(table, d.spec.label, e, ex.metric("mre_range", length=i).label, "SReB_GCA")
+        < ex.summary_value(
+            table, d.spec.label, e, ex.metric("mre_range", length=i).label, "identity"
+        )
         for d, e, i in rng_cells
     )
     ok = better == len(rng_cells)
@@ -515,7 +508,9 @@ def _claims(rep: Report, data, table, epsilons, sweep, lengths, diag) -> None:
     for d in data:
         for i in lengths:
             ys = [
-                _value(table, d.spec.label, e, ex.metric("mre_range", length=i).label, "SReB_GCA")
+                ex.summary_value(
+                    table, d.spec.label, e, ex.metric("mre_range", length=i).label, "SReB_GCA"
+                )
                 for e in sorted(sweep)
             ]
             total += 1
@@ -544,8 +539,8 @@ def _why_section(rep: Report, data, table, diag) -> None:
     for d in data:
         hi = PAPER_TABLE2.get((d.paper, 1.0), {}).get("SReB_GCA")
         lo = PAPER_TABLE2.get((d.paper, 0.01), {}).get("SReB_GCA")
-        a = _value(table, d.spec.label, 1.0, KLD, "SReB_GCA")
-        b = _value(table, d.spec.label, 0.01, KLD, "SReB_GCA")
+        a = ex.summary_value(table, d.spec.label, 1.0, KLD, "SReB_GCA")
+        b = ex.summary_value(table, d.spec.label, 0.01, KLD, "SReB_GCA")
         if hi and lo and a > 0:
             steep.append(f"{d.paper} paper {lo / hi:.3g}x, ours {b / a:.3g}x")
     rep.section(
@@ -630,7 +625,7 @@ def run(
             data_dir=data_dir,
         )
     rows = ex.unique_rows(rows)
-    table = _lookup(rows)
+    table = ex.summary_index(rows)
     rep.section(
         "Data",
         "\n".join(f"- **{d.paper}**: `{d.spec.label}`, {d.note}." for d in data)
