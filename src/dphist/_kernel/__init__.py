@@ -15,7 +15,7 @@ from .budget import (
     validate_epsilon,
 )
 from .data import ProtectedCounts, protect
-from .groups import GroupMeasurer, ProtectedGroups, protect_groups
+from .groups import GroupMeasurer, ProtectedGroups, int_vector, protect_groups
 from .noise import NoiseSource, noise_source, noise_variance
 from .operators import GroupSums, Identity, IntervalSums, Query
 from .view import Measurement, PrivateView, run_pipeline
@@ -36,6 +36,7 @@ __all__ = [
     "Query",
     "as_fraction",
     "as_share",
+    "int_vector",
     "noise_source",
     "noise_variance",
     "protect",

@@ -49,7 +49,8 @@ _MAX_SIZE = 1 << 40  # sizes and multiplicities: int64 sums of any subset cannot
 _NOISE_CHUNK = 1 << 22  # values per sampler call (bounds its random-word buffer)
 
 
-def _int_array(values: object, name: str) -> np.ndarray:
+def int_vector(values: object, name: str, *, allow_negative: bool = False) -> np.ndarray:
+    """A 1-D int64 array of whole numbers (integers or whole floats), or a clear error."""
     if isinstance(values, str | bytes):
         raise InputTypeError(f"{name} must be an integer array, not a string")
     try:
@@ -58,8 +59,17 @@ def _int_array(values: object, name: str) -> np.ndarray:
         raise InputTypeError(f"{name} could not be read as an array: {exc}") from None
     if arr.ndim != 1:
         raise DomainError(f"{name} must be 1-D; got shape {arr.shape}")
-    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if arr.dtype == np.bool_:
+        raise InputTypeError(f"{name} must hold integers, not booleans")
+    if np.issubdtype(arr.dtype, np.floating):
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.floor(arr)):
+            raise DomainError(f"{name} must hold whole numbers")
+    elif not np.issubdtype(arr.dtype, np.integer):
         raise InputTypeError(f"{name} must hold integers; got dtype {arr.dtype}")
+    if not allow_negative and arr.min() < 0:
+        raise DomainError(f"{name} must be non-negative")
     return arr.astype(np.int64, copy=False)
 
 
@@ -98,12 +108,12 @@ def protect_groups(
     ``sizes[offsets[j]:offsets[j+1]]`` (distinct, increasing sizes ``>= 0``) with
     multiplicities ``counts[...]`` (``> 0``). Errors name what is wrong, never a value.
     """
-    par = _int_array(parent, "parent")
+    par = int_vector(parent, "parent", allow_negative=True)
     level, n_levels = _check_tree(par)
     n_leaves = int(np.count_nonzero(level == n_levels - 1))
-    off = _int_array(offsets, "offsets")
-    sz = _int_array(sizes, "sizes")
-    ct = _int_array(counts, "counts")
+    off = int_vector(offsets, "offsets", allow_negative=True)
+    sz = int_vector(sizes, "sizes", allow_negative=True)
+    ct = int_vector(counts, "counts", allow_negative=True)
     if off.shape[0] != n_leaves + 1 or off[0] != 0 or np.any(np.diff(off) < 0):
         raise DomainError(f"offsets must be {n_leaves + 1} non-decreasing positions from 0")
     if int(off[-1]) != sz.shape[0] or sz.shape != ct.shape:

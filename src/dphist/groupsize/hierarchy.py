@@ -19,32 +19,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from .._kernel import int_vector
 from ..errors import DomainError, InputTypeError, ValidationError
 
 __all__ = ["GroupSizeData", "Hierarchy"]
-
-
-def _ints(values: object, name: str, *, allow_negative: bool = False) -> np.ndarray:
-    if isinstance(values, str | bytes):
-        raise InputTypeError(f"{name} must be an integer array, not a string")
-    try:
-        arr = np.asarray(values)
-    except (TypeError, ValueError) as exc:
-        raise InputTypeError(f"{name} could not be read as an array: {exc}") from None
-    if arr.ndim != 1:
-        raise DomainError(f"{name} must be 1-D; got shape {arr.shape}")
-    if arr.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    if arr.dtype == np.bool_:
-        raise InputTypeError(f"{name} must hold integers, not booleans")
-    if np.issubdtype(arr.dtype, np.floating):
-        if not np.all(np.isfinite(arr)) or np.any(arr != np.floor(arr)):
-            raise DomainError(f"{name} must hold whole numbers")
-    elif not np.issubdtype(arr.dtype, np.integer):
-        raise InputTypeError(f"{name} must hold integers; got dtype {arr.dtype}")
-    if not allow_negative and arr.min() < 0:
-        raise DomainError(f"{name} must be non-negative")
-    return arr.astype(np.int64, copy=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,7 +38,7 @@ class Hierarchy:
     labels: tuple | None = None
 
     def __post_init__(self) -> None:
-        par = _ints(self.parent, "parent", allow_negative=True)
+        par = int_vector(self.parent, "parent", allow_negative=True)
         if par.size == 0 or par[0] != -1:
             raise DomainError("parent must start with -1 (the root)")
         j = np.arange(par.shape[0])
@@ -100,7 +78,7 @@ class Hierarchy:
         first = 0
         n_prev = 1
         for depth, row in enumerate(fanouts):
-            r = _ints(row, f"fanouts[{depth}]")
+            r = int_vector(row, f"fanouts[{depth}]")
             if r.shape[0] != n_prev:
                 raise DomainError(
                     f"fanouts[{depth}] must have one entry per node of level {depth} ({n_prev})"
@@ -210,9 +188,9 @@ class GroupSizeData:
     def __init__(self, hierarchy: Hierarchy, offsets, sizes, counts):
         if not isinstance(hierarchy, Hierarchy):
             raise InputTypeError("hierarchy must be a Hierarchy")
-        off = _ints(offsets, "offsets")
-        sz = _ints(sizes, "sizes")
-        ct = _ints(counts, "counts")
+        off = int_vector(offsets, "offsets")
+        sz = int_vector(sizes, "sizes")
+        ct = int_vector(counts, "counts")
         nl = hierarchy.n_leaves
         if off.shape[0] != nl + 1 or off[0] != 0 or np.any(np.diff(off) < 0):
             raise DomainError(f"offsets must be {nl + 1} non-decreasing positions from 0")
@@ -249,7 +227,7 @@ class GroupSizeData:
             raise DomainError(f"hists must hold one histogram per leaf ({hierarchy.n_leaves})")
         sizes, counts, lengths = [], [], [0]
         for i, h in enumerate(hists):
-            arr = _ints(h, f"hists[{i}]")
+            arr = int_vector(h, f"hists[{i}]")
             nz = np.flatnonzero(arr)
             sizes.append(nz)
             counts.append(arr[nz])
@@ -268,7 +246,7 @@ class GroupSizeData:
             raise InputTypeError("hierarchy must be a Hierarchy")
         if isinstance(sizes, str | bytes) or len(sizes) != hierarchy.n_leaves:
             raise DomainError(f"sizes must hold one array per leaf ({hierarchy.n_leaves})")
-        arrs = [_ints(s, f"sizes[{i}]") for i, s in enumerate(sizes)]
+        arrs = [int_vector(s, f"sizes[{i}]") for i, s in enumerate(sizes)]
         leaf = np.repeat(np.arange(len(arrs)), [a.shape[0] for a in arrs])
         flat = np.concatenate(arrs) if arrs else np.zeros(0, dtype=np.int64)
         return cls._from_pairs(hierarchy, leaf, flat)
@@ -288,8 +266,8 @@ class GroupSizeData:
         """
         if not isinstance(hierarchy, Hierarchy):
             raise InputTypeError("hierarchy must be a Hierarchy")
-        gl = _ints(group_leaf, "group_leaf")
-        eg = _ints(entity_group, "entity_group")
+        gl = int_vector(group_leaf, "group_leaf")
+        eg = int_vector(entity_group, "entity_group")
         if gl.size and gl.max() >= hierarchy.n_leaves:
             raise DomainError("group_leaf must hold leaf positions below the number of leaves")
         if eg.size and eg.max() >= gl.shape[0]:
@@ -304,8 +282,8 @@ class GroupSizeData:
         """One row per group: ``group_leaf[g]`` its leaf position, ``sizes[g]`` its size."""
         if not isinstance(hierarchy, Hierarchy):
             raise InputTypeError("hierarchy must be a Hierarchy")
-        gl = _ints(group_leaf, "group_leaf")
-        sz = _ints(sizes, "sizes")
+        gl = int_vector(group_leaf, "group_leaf")
+        sz = int_vector(sizes, "sizes")
         if gl.shape != sz.shape:
             raise DomainError("group_leaf and sizes must have one entry per group")
         if gl.size and gl.max() >= hierarchy.n_leaves:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
