@@ -168,8 +168,8 @@ def test_plot_and_no_plot_together_are_refused(capsys, workdir):
 
 def test_plot_into_missing_directory_fails_cleanly(capsys, workdir):
     code, out, err = run(capsys, "demo", "--seed", "1", "--plot", "missing/x.png")
-    assert code == 1
-    assert "cannot write the plot to 'missing/x.png'" in err
+    assert code == 2  # found before anything is published
+    assert "cannot write the plot 'missing/x.png': no directory 'missing'" in err
     assert_one_line_error(err)
     assert out == ""
     assert listing(workdir) == []
@@ -220,18 +220,22 @@ def test_demo_without_matplotlib_still_succeeds(capsys, monkeypatch, workdir):
 @pytest.mark.parametrize(
     ("exc", "code", "prefix"),
     [
-        (PrivacyError("refused: seed reuse"), 3, "dphist: privacy error: refused"),
+        (PrivacyError("refused: seed reuse"), 1, "dphist: error: refused: seed reuse"),
         (DphistError("something broke"), 1, "dphist: error: something broke"),
+        (KeyboardInterrupt(), 130, "dphist: error: interrupted"),
+        (MemoryError(), 1, "dphist: error: out of memory"),
+        (ZeroDivisionError("secret 42"), 1, "dphist: error: internal error (ZeroDivisionError)"),
     ],
 )
 def test_library_errors_map_to_exit_codes(capsys, monkeypatch, exc, code, prefix):
     def fail(*args, **kwargs):
         raise exc
 
-    monkeypatch.setattr(cli, "publish", fail)
+    monkeypatch.setattr(cli.info, "publish", fail)
     got, out, err = run(capsys, "demo", "--seed", "1", "--no-plot")
     assert got == code
     assert err.startswith(prefix)
+    assert "secret 42" not in err  # an unexpected error's message may hold data
     assert_one_line_error(err)
     assert out == ""
 

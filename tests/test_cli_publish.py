@@ -18,7 +18,7 @@ import duckdb
 import numpy as np
 import pytest
 
-from dphist import cli, ingest
+from dphist import cli, export, ingest
 from dphist.errors import DataDependentParameterError, ValidationError
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -126,12 +126,12 @@ def test_numeric_counts_match_numpy(capsys, workdir, fmt, outside, kind):
     payload, est = read_json_estimate(workdir / "rel.json")
     assert np.array_equal(np.rint(est), oracle(x, edges, outside))
     assert np.abs(est - np.rint(est)).max() < 1e-3
-    assert [b["lower"] for b in payload["bins"]] == edges[:-1].tolist()
-    assert [b["upper"] for b in payload["bins"]] == edges[1:].tolist()
+    assert [b["left"] for b in payload["bins"]] == edges[:-1].tolist()
+    assert [b["right"] for b in payload["bins"]] == edges[1:].tolist()
     assert payload["binning"]["kind"] == kind and payload["outside_domain"] == outside
     assert payload["release"]["ledger"][0]["primitive"] == "discrete_laplace"
     assert "timings" not in payload["release"]  # run times depend on the data
-    assert "Output: release written to" in out
+    assert f"Written: {workdir / 'rel.json'}" in out
 
 
 def test_clip_and_drop_by_hand(capsys, workdir):
@@ -172,7 +172,7 @@ def test_categories_from_strings_and_numbers(capsys, workdir):
     payload, est = read_json_estimate(workdir / "c.json")
     assert np.rint(est).tolist() == [3, 1, 2, 0]  # "Red" matches no label; "" is missing
     assert [b["label"] for b in payload["bins"]] == ["red", "green", "blue", "grey"]
-    assert payload["bins"][0]["lower"] is None
+    assert payload["bins"][0]["left"] is None
 
     write_parquet(workdir / "n.parquet", np.array([1, 2, 2, 3, 3, 3, 7, np.nan]), "INTEGER")
     code, _, err = run(
@@ -261,7 +261,7 @@ def test_csv_output_with_ledger_sidecar(capsys, workdir):
     )  # fmt: skip
     assert code == 0, err
     lines = (workdir / "hist.csv").read_text().splitlines()
-    assert lines[0] == "bin,label,lower,upper,estimate"
+    assert lines[0] == "bin,label,left,right,estimate,group,noise_variance"
     assert len(lines) == 6 and lines[1].startswith("0,")
     side = json.loads((workdir / "hist.csv.ledger.json").read_text())
     assert side["release"]["method"] == "S~"
@@ -311,18 +311,18 @@ def test_plot_shows_the_estimate(capsys, workdir):
     )  # fmt: skip
     assert code == 0, err
     assert (workdir / "p.png").read_bytes().startswith(PNG_SIGNATURE)
-    assert "Plot: written to" in out
+    assert f"Written: {workdir / 'p.png'}" in out
 
 
 def test_failure_while_writing_leaves_no_partial_file(capsys, monkeypatch, workdir):
     write_csv(workdir / "in.csv", {"v": [1, 2, 3]})
     (workdir / "old.parquet").write_bytes(b"previous")
 
-    def broken(tmp, bins, fmt):
+    def broken(tmp, release, binning, fmt):
         Path(tmp).write_bytes(b"PAR1 partial")
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(cli, "_copy_bins", broken)
+    monkeypatch.setattr(export, "_copy_table", broken)
     for target in ("new.parquet", "old.parquet"):
         code, out, err = run(
             capsys, "publish", "in.csv", "-c", "v", "--domain", "0:5:1", "--epsilon", "1",
@@ -340,11 +340,11 @@ def test_json_failure_keeps_existing_file(capsys, monkeypatch, workdir):
     write_csv(workdir / "in.csv", {"v": [1, 2, 3]})
     (workdir / "r.json").write_text("old")
 
-    def explode(self, *args, **kwargs):
-        self.write_bytes(b'{"half')
+    def explode(tmp, *args, **kwargs):
+        tmp.write_bytes(b'{"half')
         raise OSError(errno.EIO, "I/O error")
 
-    monkeypatch.setattr(Path, "write_text", explode)
+    monkeypatch.setattr(export, "_write_histogram_json", explode)
     code, _, err = run(
         capsys, "publish", "in.csv", "-c", "v", "--domain", "0:5:1", "--epsilon", "1",
         "--method", "identity", "--out", "r.json",
@@ -384,36 +384,43 @@ def test_auto_from_the_command_line(capsys, workdir):
 
 def _bad_cases(tmp: Path) -> list[tuple[list[str], int, str]]:
     write_csv(tmp / "in.csv", {"v": [1, 2, 3], "name": ["a", "b", "abc"]})
-    (tmp / "empty.csv").write_text("v\n", encoding="utf-8")
-    con = duckdb.connect()
-    con.execute(f"COPY (SELECT 1.0 AS v LIMIT 0) TO '{tmp / 'empty.parquet'}' (FORMAT parquet)")
     ok = ["--epsilon", "1", "--method", "identity", "--out", "o.json"]
     dom = ["--domain", "0:5:1"]
     return [
         (["missing.csv", "-c", "v", *dom, *ok], 1, "does not exist"),
         (["in.txt", "-c", "v", *dom, *ok], 1, "does not exist"),
         (["in.csv", "-c", "w", *dom, *ok], 1, "no column 'w'"),
-        (["in.csv", "-c", "name", *dom, *ok], 1, "not numbers"),
-        (["in.csv", "-c", "name", "--edges", "0,1", *ok], 1, "not numbers"),
-        (["empty.csv", "-c", "v", *dom, *ok], 1, "no values"),
-        (["empty.parquet", "-c", "v", *dom, *ok], 1, "no values"),
-        (["in.csv", "-c", "v", "--domain", "5:5:1", *ok], 1, "lo < hi"),
-        (["in.csv", "-c", "v", "--domain", "0:5:0", *ok], 1, "width must be > 0"),
-        (["in.csv", "-c", "v", "--domain", "0:5", *ok], 1, "lo:hi:width"),
-        (["in.csv", "-c", "v", "--domain", "a:5:1", *ok], 1, "must be a number"),
-        (["in.csv", "-c", "v", "--edges", "0,2,1", *ok], 1, "strictly increasing"),
-        (["in.csv", "-c", "v", "--edges", "0,nan", *ok], 1, "finite"),
+        (["in.csv", "-c", "v", "--domain", "5:5:1", *ok], 2, "lo < hi"),
+        (["in.csv", "-c", "v", "--domain", "0:5:0", *ok], 2, "width must be > 0"),
+        (["in.csv", "-c", "v", "--domain", "0:5", *ok], 2, "lo:hi:width"),
+        (["in.csv", "-c", "v", "--domain", "a:5:1", *ok], 2, "must be a number"),
+        (["in.csv", "-c", "v", "--edges", "0,2,1", *ok], 2, "strictly increasing"),
+        (["in.csv", "-c", "v", "--edges", "0,nan", *ok], 2, "finite"),
+        (["in.csv", "-c", "v", "--categories", "", *ok], 2, "non-empty"),
+        (["in.csv", "-c", "v", "--categories", "a,,b", *ok], 2, "non-empty"),
         (["in.csv", "-c", "v", *dom, "--edges", "0,1", *ok], 2, "one binning"),
-        (["in.csv", "-c", "v", *ok], 3, "bins must be public"),
-        (["in.csv", "-c", "v", "--bins", "auto", *ok], 3, "bins must be public"),
-        (["in.csv", "-c", "v", "--edges", "auto", *ok], 3, "bins must be public"),
+        (["in.csv", "-c", "v", *ok], 2, "bins must be public"),
+        (["in.csv", "-c", "v", "--bins", "auto", *ok], 2, "bins must be public"),
+        (["in.csv", "-c", "v", "--edges", "auto", *ok], 2, "bins must be public"),
         (["in.csv", "-c", "v", *dom, "--epsilon", "1", "--method", "idntity"], 2, "Did you mean"),
         (["in.csv", "-c", "v", *dom, "--epsilon", "0", "--method", "identity"], 2, "epsilon"),
         (["in.csv", "-c", "v", *dom, "--epsilon", "x", "--method", "identity"], 2, "epsilon"),
         (["in.csv", "-c", "v", *dom, *ok, "--param", "bogus=1"], 2, "no parameter(s) 'bogus'"),
         (["in.csv", "-c", "v", *dom, *ok, "--param", "bogus"], 2, "k=v"),
-        (["in.csv", "-c", "v", *dom, *ok, "--outside", "wrap"], 2, "clip or drop"),
-        (["in.csv", "-c", "name", "--categories", "a", "--outside", "clip", *ok], 1, "clip"),
+        (["in.csv", "-c", "v", *dom, *ok, "--outside", "wrap"], 2, "clip' or 'drop"),
+        (["in.csv", "-c", "name", "--categories", "a", "--outside", "clip", *ok], 2, "clip"),
+        (["in.csv", "-c", "v", *dom, *ok, "--privacy-unit", "name"], 2, "--max-records"),
+        (["in.csv", "-c", "v", *dom, *ok, "--max-records", "2"], 2, "--privacy-unit"),
+        (["in.csv", "-c", "v", *dom, *ok, "--max-records", "0", "--privacy-unit", "v"], 2, "than or equal to 1"),
+        (["in.csv", "-c", "v", "--domain", "0:1e9:1", *ok], 2, "of memory"),
+        (["in.csv", "-c", "v", "--domain", "0:1e12:1", *ok], 2, "at most 2,147,483,648"),
+        (["in.csv", "-c", "v", *dom, *ok, "--plot", "p.xyz"], 2, "cannot write a plot"),
+        (["in.csv", "-c", "v", *dom, *ok, "--plot", "no/p.png"], 2, "no directory"),
+        (
+            ["in.csv", "-c", "v", *dom, "--epsilon", "1", "--method", "S~", "--param", "ratio=2"],
+            2,
+            "ratio must lie in",
+        ),
         (
             ["in.csv", "-c", "v", *dom, "--epsilon", "1", "--method", "S~", "--out", "o.txt"],
             2,
@@ -421,7 +428,7 @@ def _bad_cases(tmp: Path) -> list[tuple[list[str], int, str]]:
         ),
         (
             ["in.csv", "-c", "v", *dom, "--epsilon", "1", "--method", "S~", "--out", "no/o.json"],
-            1,
+            2,
             "no directory",
         ),
         (
@@ -436,21 +443,33 @@ def _bad_cases(tmp: Path) -> list[tuple[list[str], int, str]]:
         ),
         (
             ["in.csv", "-c", "v", *dom, "--epsilon", "1", "--method", "auto", "--workload", "huge"],
-            1,
+            2,
             "unknown workload",
         ),
+        ([], 2, "Missing argument"),
+        (["in.csv", "-c", "v", *dom, *ok, "--nonsense"], 2, "No such option"),
     ]
 
 
-def test_every_bad_input_fails_cleanly(capsys, workdir):
+def test_every_bad_input_fails_cleanly(capsys, monkeypatch, workdir):
+    """One line on stderr with the one prefix, exit 2 for every bad option (found before
+    any record is read: counting is a spy), 1 for a fault in the input file; nothing
+    written."""
+    counted = []
+    real = ingest.count_file
+    monkeypatch.setattr(ingest, "count_file", lambda *a, **k: counted.append(1) or real(*a, **k))
     for args, code, message in _bad_cases(workdir):
         before = listing(workdir)
+        counted.clear()
         got, out, err = run(capsys, "publish", *args)
         assert got == code, (args, err)
         assert message in err, (args, err)
+        assert err.startswith("dphist: error: ")
         assert_one_line_error(err)
         assert out == "", args
         assert listing(workdir) == before, args
+        if code == 2:
+            assert not counted, args
 
 
 def test_installed_entry_point_on_parquet(workdir):
@@ -473,5 +492,5 @@ def test_installed_entry_point_on_parquet(workdir):
          "--method", "identity"],
         capture_output=True, text=True, cwd=workdir, timeout=300, check=False,
     )  # fmt: skip
-    assert bad.returncode == 3
+    assert bad.returncode == 2
     assert_one_line_error(bad.stderr)

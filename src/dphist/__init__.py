@@ -6,10 +6,11 @@
 True
 """
 
-from . import datasets, errors, groupsize, ingest, metrics, synthetic, workloads
+from . import datasets, errors, export, groupsize, ingest, metrics, synthetic, workloads
 from ._kernel import REST
 from .errors import BudgetExceededError, DphistError, UnknownMethodError
 from .methods import MethodInfo, get_method, methods
+from .records import histogram
 from .release import Release
 from .session import Session, publish
 
@@ -25,8 +26,10 @@ __all__ = [
     "UnknownMethodError",
     "datasets",
     "errors",
+    "export",
     "get_method",
     "groupsize",
+    "histogram",
     "ingest",
     "methods",
     "metrics",

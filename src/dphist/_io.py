@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-__all__ = ["atomic_path", "atomic_write"]
+__all__ = ["atomic_path", "atomic_paths", "atomic_write"]
 
 T = TypeVar("T")
 
@@ -69,6 +69,57 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     except BaseException:
         _remove_quietly(tmp)
         raise
+
+
+@contextlib.contextmanager
+def atomic_paths(*paths: str | os.PathLike[str]) -> Iterator[tuple[Path, ...]]:
+    """Like :func:`atomic_path` for several files that belong together (a table and its
+    ledger, a plot): all are written to temporary files first and renamed into place
+    only when every one is complete. If a rename fails, the targets already replaced
+    get their old content back, so a failure never leaves a mixed set behind (a crash
+    of the machine between two renames still can).
+    """
+    targets = [Path(p) for p in paths]
+    temps: list[Path] = []
+    try:
+        for target in targets:
+            temps.append(_create_temp(target))
+        yield tuple(temps)
+        for tmp, target in zip(temps, targets, strict=True):
+            with contextlib.suppress(FileNotFoundError):
+                os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
+            fd = os.open(tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        _replace_all(temps, targets)
+    finally:
+        for tmp in temps:
+            _remove_quietly(tmp)
+
+
+def _replace_all(temps: list[Path], targets: list[Path]) -> None:
+    """Rename every temp over its target, restoring the old targets if one fails."""
+    backups: list[tuple[Path, Path | None]] = []
+    try:
+        for tmp, target in zip(temps, targets, strict=True):
+            backup = None
+            if target.exists():
+                backup = _create_temp(target)
+                os.replace(target, backup)
+            backups.append((target, backup))
+            os.replace(tmp, target)
+    except BaseException:
+        for target, backup in reversed(backups):
+            if backup is not None:
+                os.replace(backup, target)
+            else:
+                _remove_quietly(target)
+        raise
+    for _, backup in backups:
+        if backup is not None:
+            _remove_quietly(backup)
 
 
 def atomic_write(path: str | os.PathLike[str], writer: Callable[[Path], T]) -> T:

@@ -1,6 +1,7 @@
 """Pictures of releases and of experiment results.
 
 * :func:`plot_release` - the true histogram beside one private estimate.
+* :func:`plot_estimate` - a private estimate alone (what a publisher may show).
 * :func:`plot_skyline` - time against error, one point per method, with the Pareto
   front (the non-dominated methods) marked, as in Kellaris et al. 2017 §7.2.
 * :func:`plot_error_vs_epsilon` - error against epsilon on log-log axes (§7.3).
@@ -32,9 +33,12 @@ from .errors import ValidationError
 from .release import Release
 
 __all__ = [
+    "estimate_writer",
     "pareto_front",
     "plot_error_vs_epsilon",
     "plot_error_vs_range",
+    "plot_estimate",
+    "plot_format",
     "plot_mre_by_size",
     "plot_release",
     "plot_skyline",
@@ -132,6 +136,58 @@ def plot_release(
     ax.set_title(_heading(release, title))
 
     atomic_write(target, lambda tmp: fig.savefig(tmp, format=fmt))
+    return target
+
+
+def plot_format(path: str | os.PathLike[str]) -> str:
+    """The image format named by ``path``'s suffix, checked before any work is done.
+
+    Raises ImportError (with the pip command) without matplotlib and
+    :class:`~dphist.errors.ValidationError` for a suffix matplotlib cannot write.
+    """
+    figure_cls, canvas_cls = _matplotlib()
+    fmt = Path(path).suffix.lstrip(".").lower() or "png"
+    if fmt not in canvas_cls(figure_cls()).get_supported_filetypes():
+        raise ValidationError(
+            f"cannot write a plot as {Path(path).suffix!r}; use a .png, .svg or .pdf file name"
+        )
+    return fmt
+
+
+def estimate_writer(
+    release: Release, fmt: str, *, labels: Sequence[str] | None = None, xlabel: str = "bin"
+) -> Any:
+    """A function ``write(path)`` drawing the private estimate of ``release`` alone.
+
+    Only released values are drawn; the true counts never leave the kernel.
+    """
+    figure_cls, canvas_cls = _matplotlib()
+    fig = figure_cls(figsize=(10.0, 4.8), dpi=110, layout="constrained")
+    canvas_cls(fig)
+    ax = fig.add_subplot()
+    ax.stairs(release.estimate, np.arange(release.n + 1), color="tab:red", label="estimate")
+    ax.axhline(0.0, color="0.25", linewidth=0.8)
+    ax.set_xlim(0, release.n)
+    if labels is not None and release.n <= 30:
+        ax.set_xticks(np.arange(release.n) + 0.5, list(labels), rotation=45, ha="right")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("private count")
+    mode = "secure noise" if release.private else "seeded, NOT private"
+    ax.set_title(f"{release.method}, ε = {float(release.epsilon):g} ({mode})")
+    return lambda target: fig.savefig(target, format=fmt)
+
+
+def plot_estimate(
+    release: Release,
+    path: str | os.PathLike[str],
+    *,
+    labels: Sequence[str] | None = None,
+    xlabel: str = "bin",
+) -> Path:
+    """Draw the private estimate of ``release`` and save it atomically at ``path``."""
+    target = Path(path)
+    writer = estimate_writer(release, plot_format(target), labels=labels, xlabel=xlabel)
+    atomic_write(target, writer)
     return target
 
 

@@ -17,11 +17,14 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Any
 
-from .._kernel import resolve_shares
+from .._kernel import as_share, resolve_shares
 from ..blocks import Pipeline
-from ..errors import CompositionError, UnknownMethodError, ValidationError
+from ..errors import BudgetPlanError, CompositionError, UnknownMethodError, ValidationError
 
-__all__ = ["MethodInfo", "get_method", "methods", "register"]
+__all__ = ["SHARE_PARAMETERS", "MethodInfo", "get_method", "methods", "register"]
+
+SHARE_PARAMETERS = frozenset({"ratio", "gamma_in"})
+"""Method settings that are a share of epsilon (checked with the user's name for them)."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,13 @@ class MethodInfo:
                 f"method {self.name!r} has no parameter(s) {', '.join(map(repr, unknown))}; "
                 f"its parameters are: {allowed}"
             )
+        for name in SHARE_PARAMETERS.intersection(params):
+            q = as_share(params[name], name=name)
+            if not 0 < q < 1:
+                raise BudgetPlanError(
+                    f"{name} is the share of epsilon spent before the last step and must lie "
+                    f"strictly between 0 and 1; got {params[name]!r}"
+                )
         pipeline = self.recipe(**params)
         if not isinstance(pipeline, Pipeline):
             raise CompositionError(f"recipe {self.name!r} did not return a Pipeline")

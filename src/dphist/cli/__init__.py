@@ -1,0 +1,73 @@
+"""The ``dphist`` command line: argument parsing and printing over the library.
+
+Every command checks all of its options before reading any data or spending any
+budget. Exit codes: 0 success, 2 a usage error (a bad option or value, including a
+request the privacy rules refuse, such as bins derived from the data), 1 a failure
+while running (an unreadable input, an output that cannot be written), 130
+interrupted (Ctrl-C). Every error is one line on stderr starting ``dphist: error:``;
+no traceback reaches the user (``DPHIST_TRACEBACK=1`` shows one for internal errors).
+
+Commands: ``demo`` and ``methods`` (:mod:`.info`), ``publish`` (:mod:`.publish`),
+``groupsize`` (:mod:`.groupsize`), ``bench`` and ``reproduce`` (:mod:`.lab`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+import click
+import typer
+
+from ..errors import DphistError
+from . import groupsize, info, lab, publish
+from .common import app
+
+__all__ = ["app", "main"]
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+PREFIX = "dphist: error: "
+_COMMANDS = (groupsize, info, lab, publish)  # importing them registers the commands
+
+
+def _fail(message: str, code: int) -> int:
+    first = (message.strip().splitlines() or [""])[0]
+    print(PREFIX + first, file=sys.stderr)
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line on ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
+    command = typer.main.get_command(app)
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        result = command.main(args=args, prog_name="dphist", standalone_mode=False)
+    except (typer.Abort, click.Abort):
+        return _fail("interrupted", EXIT_INTERRUPTED)
+    except (typer.TyperException, click.ClickException) as exc:  # usage errors: code 2
+        code = getattr(exc, "exit_code", EXIT_ERROR)
+        ctx = getattr(exc, "ctx", None)
+        hint = (
+            f" (see '{ctx.command_path} --help')" if ctx is not None and code == EXIT_USAGE else ""
+        )
+        return _fail(f"{exc.format_message()}{hint}", code)
+    except KeyboardInterrupt:
+        return _fail("interrupted", EXIT_INTERRUPTED)
+    except DphistError as exc:
+        return _fail(str(exc), EXIT_ERROR)
+    except MemoryError:
+        return _fail("out of memory; use fewer bins or a lighter method", EXIT_ERROR)
+    except OSError as exc:
+        return _fail(f"{exc.strerror or exc}", EXIT_ERROR)
+    except Exception as exc:
+        if os.environ.get("DPHIST_TRACEBACK"):
+            raise
+        return _fail(
+            f"internal error ({type(exc).__name__}); this is a bug, please report it "
+            "(DPHIST_TRACEBACK=1 shows the traceback)",
+            EXIT_ERROR,
+        )
+    if result == EXIT_INTERRUPTED:  # Typer turns Ctrl-C into this exit code silently
+        return _fail("interrupted", EXIT_INTERRUPTED)
+    return result if isinstance(result, int) else EXIT_OK

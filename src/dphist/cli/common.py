@@ -1,0 +1,160 @@
+"""What every command shares: the Typer app, option types, usage errors, printing."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+from typing import Annotated, Any
+
+import click
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .. import __version__, export
+from .._kernel import validate_epsilon
+from ..errors import DphistError, UnknownMethodError
+from ..methods import get_method
+from ..release import Release
+
+app = typer.Typer(
+    name="dphist",
+    help="Publish histograms under epsilon-differential privacy.",
+    add_completion=False,
+    invoke_without_command=True,
+    pretty_exceptions_enable=False,
+)
+
+
+def exact(value: Fraction) -> str:
+    """A rational as a decimal when it has a finite one (0.25), else as p/q (1/3)."""
+    den = value.denominator
+    for p in (2, 5):
+        while den % p == 0:
+            den //= p
+    if den != 1:
+        return f"{value.numerator}/{value.denominator}"
+    text = format(Decimal(value.numerator) / Decimal(value.denominator), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def new_console() -> Console:
+    return Console(highlight=False, soft_wrap=False)
+
+
+@contextlib.contextmanager
+def usage(option: str | None = None) -> Iterator[None]:
+    """Errors raised while checking options are usage errors (exit code 2)."""
+    try:
+        yield
+    except (DphistError, ImportError) as exc:
+        if option is None:
+            raise click.UsageError(str(exc)) from None
+        raise typer.BadParameter(str(exc), param_hint=option) from None
+
+
+def parse_epsilon(value: str) -> Fraction:
+    try:
+        return validate_epsilon(value)
+    except DphistError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def parse_method(value: str) -> str:
+    if value.strip().lower() == "auto":
+        return "auto"
+    try:
+        return get_method(value).name
+    except UnknownMethodError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def parse_params(items: Sequence[str] | None) -> dict[str, int | float | str]:
+    """``k=v`` settings: each value an int, else a float, else the text."""
+    params: dict[str, int | float | str] = {}
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise typer.BadParameter(f"expected k=v, got {item!r}", param_hint="'--param'")
+        if key in params:
+            raise typer.BadParameter(f"{key!r} given twice", param_hint="'--param'")
+        params[key] = number(value.strip())
+    return params
+
+
+def number(text: str) -> int | float | str:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            continue
+    return text
+
+
+def status(release: Any, seed: int | None) -> list[str]:
+    mode = (
+        "yes (secure noise from the operating system)"
+        if release.private
+        else f"NO (seeded with --seed {seed}: reproducible, for experiments only)"
+    )
+    return [f"Private: {mode}", f"Guarantee: {release.guarantee}"]
+
+
+def say(console: Console, *lines: str) -> None:
+    for line in lines:
+        console.print(Text(line))
+
+
+def ledger_table(release: Release) -> Table:
+    table = Table(title="Ledger (every noisy measurement)")
+    for name in ("block", "primitive", "values", "epsilon", "noise scale"):
+        table.add_column(name, justify="left" if name in ("block", "primitive") else "right")
+    for c in release.ledger:
+        table.add_row(c.block, c.primitive, f"{c.size:,}", exact(c.epsilon), exact(c.scale))
+    return table
+
+
+def plot_target(path: Path | None, option: str = "--plot") -> str | None:
+    """Check a plot path before any work; its image format."""
+    if path is None:
+        return None
+    from ..plot import plot_format
+
+    with usage(f"'{option}'"):
+        export.check_writable(path, "plot")
+        return plot_format(path)
+
+
+Seed = Annotated[
+    int | None,
+    typer.Option(min=0, help="Seed for reproducible noise. Seeded output is NOT private; omit it."),
+]
+Epsilon = Annotated[
+    Fraction,
+    typer.Option(
+        parser=parse_epsilon,
+        metavar="EPS",
+        help="Privacy budget (> 0), read exactly as typed: 0.1 is 1/10.",
+    ),
+]
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    version: Annotated[
+        bool, typer.Option("--version", is_eager=True, help="Show the version and exit.")
+    ] = False,
+) -> None:
+    """Publish histograms under epsilon-differential privacy."""
+    if version:
+        typer.echo(f"dphist {__version__}")
+        raise typer.Exit()
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit()

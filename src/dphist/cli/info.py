@@ -1,0 +1,144 @@
+"""``dphist demo`` and ``dphist methods``: the built-in example and the registry."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+from fractions import Fraction
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import typer
+from rich.table import Table
+
+from .. import export, synthetic
+from ..methods import methods
+from ..release import Release
+from ..session import publish
+from .common import (
+    Epsilon,
+    Seed,
+    app,
+    exact,
+    ledger_table,
+    new_console,
+    parse_method,
+    say,
+    status,
+    usage,
+)
+
+DEFAULT_PLOT = Path("dphist-demo.png")
+
+
+def _range_table(true: np.ndarray, release: Release) -> Table:
+    n = true.size
+    table = Table(title="Counts by range of bins")
+    for name in ("bins", "true", "private", "abs. error"):
+        table.add_column(name, justify="left" if name == "bins" else "right")
+    bounds = np.linspace(0, n, min(8, n) + 1).round().astype(int)
+    spans = [(f"{lo}-{hi - 1}", lo, hi) for lo, hi in itertools.pairwise(bounds.tolist())]
+    for label, lo, hi in [*spans, ("all", 0, n)]:
+        exact, private = int(true[lo:hi].sum()), release.range_sum(lo, hi)
+        row = [label, f"{exact:,}", f"{private:,.1f}", f"{abs(private - exact):,.1f}"]
+        if label == "all":
+            table.add_section()
+        table.add_row(*row)
+    return table
+
+
+@app.command()
+def demo(
+    epsilon: Epsilon = Fraction(1),
+    method: Annotated[
+        str, typer.Option(parser=parse_method, help="Method name or alias ('dphist methods').")
+    ] = "identity",
+    seed: Seed = None,
+    plot: Annotated[
+        Path | None,
+        typer.Option(metavar="PATH", dir_okay=False, help="Where to write the comparison plot."),
+    ] = None,
+    no_plot: Annotated[bool, typer.Option("--no-plot", help="Do not write a plot.")] = False,
+) -> None:
+    """Publish a built-in example histogram and compare it with the truth."""
+    if plot is not None and no_plot:
+        raise typer.BadParameter("give either --plot PATH or --no-plot, not both")
+    target = None if no_plot else (plot or DEFAULT_PLOT)
+    note = "skipped (--no-plot)"
+    if target is not None:
+        try:
+            from ..plot import plot_format
+
+            plot_format(target)
+            note = f"written to {target.resolve()}"
+        except ImportError as exc:
+            note, target = f"not written ({exc})", None
+        with usage("'--plot'"):
+            if target is not None:
+                export.check_writable(target, "plot")
+    true = synthetic.demo_histogram()
+    release = publish(true, epsilon=epsilon, method=method, rng=seed)
+    if target is not None:
+        from ..plot import plot_release
+
+        try:
+            plot_release(true, release, target, title="dphist demo")
+        except OSError as exc:
+            raise export.OutputError(
+                f"cannot write the plot to {str(target)!r}: {exc.strerror or exc}"
+            ) from None
+    console = new_console()
+    say(
+        console,
+        f"dphist demo: {true.size} bins, {int(true.sum()):,} records, method "
+        f"{release.method}, epsilon = {exact(release.epsilon)}",
+    )
+    console.print(_range_table(true, release))
+    mae = float(np.mean(np.abs(release.estimate - true)))
+    say(console, f"Mean absolute error per bin: {mae:.2f}")
+    console.print(ledger_table(release))
+    say(console, *status(release, seed), f"Plot: {note}")
+
+
+@app.command("methods")
+def list_methods(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """List the registered methods."""
+    rows = []
+    for m in methods():
+        split = m.budget_split()
+        rows.append((m, split))
+    if as_json:
+        payload = [
+            {
+                "name": m.name,
+                "aliases": list(m.aliases),
+                "summary": m.summary,
+                "cite": m.cite,
+                "parameters": dict(m.defaults),
+                "blocks": [block for block, _ in split],
+                "budget_split": {block: str(q) for block, q in split},
+                "complexity": m.complexity,
+            }
+            for m, split in rows
+        ]
+        sys.stdout.write(json.dumps(payload, indent=2, default=export.json_default) + "\n")
+        return
+    table = Table(title="Registered methods")
+    for name in ("name", "paper", "blocks", "budget split", "complexity"):
+        table.add_column(name, overflow="fold")
+    for m, split in rows:
+        blocks = " → ".join(block for block, _ in split)
+        shares = ", ".join(f"{block} {exact(q)}" for block, q in split if q > 0)
+        name = f"{m.name}\n({', '.join(m.aliases)})" if m.aliases else m.name
+        table.add_row(name, m.cite, blocks, shares, m.complexity or "-")
+    console = new_console()
+    console.print(table)
+    say(
+        console,
+        "Budget split: share of epsilon per measuring block (the others only post-process). "
+        "Method 'auto' picks one of these from public facts: see 'dphist publish --help'.",
+    )

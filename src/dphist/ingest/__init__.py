@@ -1,0 +1,45 @@
+"""Raw records to histograms over public bins, through DuckDB.
+
+* :mod:`~dphist.ingest.binning`: public binnings (:class:`Binning`, :func:`binning`);
+* :mod:`~dphist.ingest.sources`: what a record is in a CSV or Parquet file or an
+  in-memory column;
+* :mod:`~dphist.ingest.count`: the record domain (which values count, where, and how
+  many per privacy unit) and the counting query;
+* :mod:`~dphist.ingest.groups`: group sizes over a region hierarchy.
+
+Nothing here refuses, warns or reports because of a record's value: invalid records
+are dropped by public rules (``strict=True`` refuses them instead, and is not
+private). Counts are returned as ``int64``; pass them to :func:`dphist.publish`,
+which seals them in the kernel, or use :func:`dphist.histogram` for both steps.
+"""
+
+from .binning import (
+    MAX_BINS,
+    OUTSIDE_POLICIES,
+    PUBLIC_BINS_HINT,
+    Binning,
+    binning,
+    outside_policy,
+    parse_domain,
+)
+from .count import count, count_file, count_values, unit_bound
+from .groups import read_group_tables
+from .sources import MAX_LINE_BYTES, file_format, split_line
+
+__all__ = [
+    "MAX_BINS",
+    "MAX_LINE_BYTES",
+    "OUTSIDE_POLICIES",
+    "PUBLIC_BINS_HINT",
+    "Binning",
+    "binning",
+    "count",
+    "count_file",
+    "count_values",
+    "file_format",
+    "outside_policy",
+    "parse_domain",
+    "read_group_tables",
+    "split_line",
+    "unit_bound",
+]

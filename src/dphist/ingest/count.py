@@ -1,0 +1,442 @@
+"""Records to counts over a public binning, in one DuckDB query.
+
+The record domain (what a record is, which values count and where) is public and
+fixed before any data is read, so that no refusal, error or output depends on one
+record except through the counts themselves:
+
+* **values.** For numeric bins a value is a finite number: a value of a numeric
+  column, or text that DuckDB casts to a finite DOUBLE (decimal or scientific
+  notation, spaces around it allowed). Anything else (missing, empty, NaN,
+  infinite, other text) is not a value and its record is **dropped**. For categories
+  made of numbers only, values are numbers read the same way and match a label of
+  equal value; otherwise a value matches a label with exactly the same text.
+* **outside the bins.** Finite values beyond the first or last edge are clipped into
+  the end bins (``outside="clip"``, the default for numbers: each record still counts
+  once, like top-coding) or dropped (``"drop"``, the only choice for categories).
+* **malformed records** (see :mod:`dphist.ingest.sources`) are dropped.
+* **privacy unit.** With ``privacy_unit`` and ``max_records=K``, records without a unit
+  are dropped and at most ``K`` of each unit's remaining records are kept: a uniformly
+  random subset, ranked by a keyed hash (``md5`` of a 128-bit salt from the noise
+  source and the record). Any rule that keeps a subset of a unit's own records
+  depends on that unit only, so adding or removing one unit changes the counts by at
+  most ``K`` in L1 whatever the salt; randomness only keeps the choice unbiased.
+
+How many records were dropped, clipped or cut by the bound depends on the data and is
+never returned or reported. ``strict=True`` instead refuses data with malformed
+records or invalid values: that refusal depends on the data and is **not private**.
+
+Neighbouring inputs (one record, or one unit's records, added or removed) give counts
+that differ by at most one (``K``) in L1, the sensitivity the kernel assumes once
+told the unit's bound. Counts come back as ``int64`` in bin order.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputTypeError, ValidationError
+from .binning import Binning, label_number, outside_policy
+from .sources import Table, connect, first_line, open_file, open_values
+
+__all__ = ["bounded_sql", "count", "count_file", "count_values", "salt", "unit_bound"]
+
+_NUMERIC_TYPES = frozenset(
+    (
+        *("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE"),
+        *("UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT"),
+    )
+)
+_CELLS_PER_BIN = 4  # grid cells per bin for the exact edge lookup (_bin_sql)
+_POLL_SECONDS = 0.2
+
+Progress = Callable[[float], None]
+
+
+def _is_numeric(sql_type: str) -> bool:
+    t = sql_type.upper()
+    return t in _NUMERIC_TYPES or t.startswith("DECIMAL")
+
+
+def _is_text(sql_type: str) -> bool:
+    t = sql_type.upper()
+    return t == "VARCHAR" or t.startswith("ENUM")
+
+
+def _double(value: float) -> str:
+    """A DOUBLE literal that round-trips exactly."""
+    return f"CAST('{float(value)!r}' AS DOUBLE)"
+
+
+def _number_sql(column: str, sql_type: str, label: str) -> str:
+    """SQL for the column as a finite DOUBLE, NULL when it is not a value."""
+    if _is_numeric(sql_type):
+        x = f"CAST({column} AS DOUBLE)"
+    elif _is_text(sql_type):
+        x = f"TRY_CAST(trim(CAST({column} AS VARCHAR)) AS DOUBLE)"
+    else:
+        raise ValidationError(f"column {label} has type {sql_type}, not numbers or text")
+    return f"CASE WHEN isfinite({x}) THEN {x} END"
+
+
+def unit_bound(privacy_unit: object, max_records: object) -> int | None:
+    """``max_records`` as a public bound K >= 1, required exactly when a unit is given."""
+    if privacy_unit is None:
+        if max_records is not None:
+            raise ValidationError(
+                "max_records (--max-records) needs a privacy unit (--privacy-unit COLUMN)"
+            )
+        return None
+    if max_records is None:
+        raise ValidationError(
+            "a privacy unit needs max_records (--max-records K): the most records one unit "
+            "may contribute"
+        )
+    if isinstance(max_records, bool) or not isinstance(max_records, int | np.integer):
+        raise InputTypeError(f"max_records must be an integer >= 1; got {max_records!r}")
+    if int(max_records) < 1:
+        raise ValidationError(f"max_records must be >= 1; got {max_records!r}")
+    return int(max_records)
+
+
+# --------------------------------------------------------------------------- bins
+
+
+def _register(con: Any, name: str, arrays: dict[str, np.ndarray]) -> None:
+    con.register(name, {k: np.ascontiguousarray(v) for k, v in arrays.items()})
+
+
+def _edges_join(con: Any, x: str, binning: Binning) -> tuple[str, str]:
+    """(JOIN clause, bin expression) mapping ``x`` to its bin, exactly and streaming.
+
+    ``cell(v) = floor((v - e_0) / h)`` over a uniform grid of [e_0, e_n] is monotone
+    in ``v`` in floating point, so ``bin(x) = #{interior e_i <= x}`` is the number of
+    interior edges in cells before ``cell(x)`` (``base``) plus those in ``cell(x)``
+    that are ``<= x``. The per-cell tables are built from the public edges with the
+    same floating-point formula.
+    """
+    edges = binning.edges
+    assert edges is not None
+    n = binning.n
+    inner = np.ascontiguousarray(edges[1:-1])
+    e0 = float(edges[0])
+    cells = _CELLS_PER_BIN * n if n <= 1_000_000 else n
+    h = (float(edges[-1]) - e0) / cells
+    if not (h > 0 and math.isfinite(h)):
+        raise ValidationError("the edges span too small or too large a range")
+    cell_of = np.floor((inner - e0) / h).astype(np.int64)
+    top = math.floor((float(edges[-1]) - e0) / h)
+    n_cells = max(top, int(cell_of.max()) if inner.size else 0) + 1
+    per_cell = np.bincount(cell_of, minlength=n_cells)
+    base = np.zeros(n_cells, dtype=np.int64)
+    np.cumsum(per_cell[:-1], out=base[1:])
+    first = np.full(n_cells, np.nan)
+    if inner.size:
+        starts = np.concatenate(([True], cell_of[1:] != cell_of[:-1]))
+        first[cell_of[starts]] = inner[starts]
+    _register(
+        con,
+        "dphist_cells",
+        {"cell": np.arange(n_cells, dtype=np.int64), "base": base, "k": per_cell, "e": first},
+    )
+    crowded = np.flatnonzero(per_cell > 1)
+    many = np.isin(cell_of, crowded)
+    _register(con, "dphist_crowded", {"cell": cell_of[many], "edge": inner[many]})
+    cell = f"CAST(floor(({x} - {_double(e0)}) / {_double(h)}) AS BIGINT)"
+    join = (
+        f"JOIN dphist_cells AS c ON c.cell = {cell} LEFT JOIN (SELECT cell, list(edge) AS "
+        "edges FROM dphist_crowded GROUP BY cell) AS m ON m.cell = c.cell"
+    )
+    offset = (
+        "CASE WHEN c.k = 0 THEN 0 WHEN c.k = 1 THEN CAST(v.x >= c.e AS BIGINT) "
+        "ELSE len(list_filter(m.edges, lambda e: e <= v.x)) END"
+    )
+    return join, f"c.base + {offset}"
+
+
+def _numeric_labels(binning: Binning) -> np.ndarray | None:
+    """The labels as numbers when every label is one (then values match as numbers)."""
+    parsed = [label_number(c) for c in binning.categories or ()]
+    if any(v is None for v in parsed):
+        return None
+    keys = np.asarray(parsed, dtype=np.float64)
+    if np.unique(keys).size != keys.size:
+        raise ValidationError("categories name the same number twice (e.g. '1' and '1.0')")
+    return keys
+
+
+def _binned_sql(
+    con: Any, table: Table, column: str, binning: Binning, outside: str, unit: str | None
+) -> tuple[str, str]:
+    """(SQL of the counted records with columns ``bin`` [, ``u``], SQL of all records with
+    ``ok``, ``present`` and ``valid`` flags for strict checks)."""
+    sql_type = table.columns[column]
+    label = repr(column)
+    wanted = [column] if unit is None else [column, unit]
+    rec = table.records(wanted)
+    u_sql = ", c1 AS u" if unit is not None else ""
+    present = "c0 IS NOT NULL AND trim(CAST(c0 AS VARCHAR)) <> ''"
+    u_col = ", u" if unit is not None else ""
+    v_u = ", v.u" if unit is not None else ""
+    if binning.numeric:
+        x = _number_sql("c0", sql_type, label)
+        edges = binning.edges
+        assert edges is not None
+        lo, hi = _double(float(edges[0])), _double(float(edges[-1]))
+        values = f"SELECT ok, {present} AS present, {x} AS x{u_sql} FROM ({rec})"
+        if outside == "clip":
+            x_in, keep = f"least(greatest(x, {lo}), {hi})", "x IS NOT NULL"
+        else:
+            x_in, keep = "x", f"x >= {lo} AND x <= {hi}"
+        join, bin_expr = _edges_join(con, "v.x", binning)
+        inside = f"SELECT {x_in} AS x{u_col} FROM ({values}) WHERE ok AND {keep}"
+        counted = f"SELECT {bin_expr} AS bin{v_u} FROM ({inside}) AS v {join}"
+        checked = f"SELECT ok, present, x IS NOT NULL AS valid FROM ({values})"
+        return counted, checked
+    keys = _numeric_labels(binning)
+    if keys is not None:
+        key = _number_sql("c0", sql_type, label)
+        _register(con, "dphist_labels", {"key": keys, "bin": np.arange(keys.size, dtype=np.int64)})
+    else:
+        if not _is_text(sql_type):
+            raise ValidationError(
+                f"column {label} has type {sql_type}, but some categories are not numbers"
+            )
+        key = "CAST(c0 AS VARCHAR)"
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE dphist_labels AS SELECT unnest($1::VARCHAR[]) AS key, "
+            "generate_subscripts($1::VARCHAR[], 1) - 1 AS bin",
+            [list(binning.categories or ())],
+        )
+    values = f"SELECT ok, {present} AS present, {key} AS key{u_sql} FROM ({rec})"
+    counted = (
+        f"SELECT l.bin AS bin{v_u} FROM ({values}) AS v JOIN dphist_labels AS l "
+        "ON l.key = v.key WHERE v.ok"
+    )
+    valid = "key IS NOT NULL" if keys is not None else "true"
+    checked = f"SELECT ok, present, {valid} AS valid FROM ({values})"
+    return counted, checked
+
+
+def bounded_sql(counted: str, unit_type: str, k: int, salt: str) -> str:
+    """At most ``k`` records per unit from ``counted`` (columns ``bin``, ``u``): rank each
+    unit's records by a keyed hash of the record (its bin and its index among the
+    unit's equal records) and keep the first ``k``. Records without a unit are dropped."""
+    missing = "u IS NULL" + (" OR trim(CAST(u AS VARCHAR)) = ''" if _is_text(unit_type) else "")
+    numbered = (
+        "SELECT u, bin, row_number() OVER (PARTITION BY u, bin) AS j "
+        f"FROM ({counted}) WHERE NOT ({missing})"
+    )
+    ranked = (
+        "SELECT bin, row_number() OVER (PARTITION BY u ORDER BY md5_number(concat_ws("
+        f"chr(31), '{salt}', CAST(u AS VARCHAR), CAST(bin AS VARCHAR), CAST(j AS VARCHAR)))) "
+        f"AS r FROM ({numbered})"
+    )
+    return f"SELECT bin FROM ({ranked}) WHERE r <= {int(k)}"
+
+
+# --------------------------------------------------------------------------- running
+
+
+def _fetch(con: Any, sql: str, progress: Progress | None) -> Any:
+    """Run ``sql``; with ``progress``, in a worker thread while the caller reports
+    DuckDB's progress. Ctrl-C interrupts the query and raises KeyboardInterrupt."""
+    import duckdb
+
+    if progress is None:
+        try:
+            return con.execute(sql).fetchnumpy()
+        except duckdb.InterruptException:
+            raise KeyboardInterrupt from None
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["result"] = con.execute(sql).fetchnumpy()
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(_POLL_SECONDS)
+            done = con.query_progress()
+            if done is not None and done >= 0:
+                progress(min(float(done), 100.0) / 100.0)
+    except KeyboardInterrupt:
+        con.interrupt()
+        worker.join()
+        raise
+    if "error" in box:
+        if isinstance(box["error"], duckdb.InterruptException):
+            raise KeyboardInterrupt from None
+        raise box["error"]
+    progress(1.0)
+    return box["result"]
+
+
+def salt(rng: object) -> str:
+    """128 random bits as hex: the operating system's CSPRNG, or a seeded generator."""
+    if rng is None:
+        import secrets
+
+        return secrets.token_hex(16)
+    if isinstance(rng, np.random.Generator):
+        return rng.bytes(16).hex()
+    if isinstance(rng, int | np.integer) and not isinstance(rng, bool):
+        return np.random.default_rng([int(rng), 0x5A17]).bytes(16).hex()
+    raise InputTypeError(
+        "rng must be None (secure), an int seed or a numpy.random.Generator; "
+        f"got {type(rng).__name__}"
+    )
+
+
+def _count_table(
+    con: Any,
+    table: Table,
+    column: str,
+    binning: Binning,
+    *,
+    outside: object,
+    privacy_unit: str | None,
+    max_records: int | None,
+    rng: object,
+    strict: bool,
+    progress: Progress | None,
+) -> np.ndarray:
+    import duckdb
+
+    policy = outside_policy(binning, outside)
+    table.require(column, *([privacy_unit] if privacy_unit is not None else []))
+    key = salt(rng) if privacy_unit is not None else ""
+    try:
+        counted, checked = _binned_sql(con, table, column, binning, policy, privacy_unit)
+        if strict:
+            _check_strict(con, checked, counted, privacy_unit, table)
+        if privacy_unit is not None:
+            assert max_records is not None
+            counted = bounded_sql(counted, table.columns[privacy_unit], max_records, key)
+        result = _fetch(con, f"SELECT bin, count(*) AS n FROM ({counted}) GROUP BY bin", progress)
+    except duckdb.Error as exc:
+        raise ValidationError(f"cannot count {table.label}: {first_line(exc)}") from None
+    out = np.zeros(binning.n, dtype=np.int64)
+    out[np.asarray(result["bin"], dtype=np.int64)] = np.asarray(result["n"], dtype=np.int64)
+    return out
+
+
+def _check_strict(con: Any, checked: str, counted: str, unit: str | None, table: Table) -> None:
+    bad = con.execute(
+        f"SELECT count(*) FILTER (WHERE NOT ok), count(*) FILTER (WHERE ok AND present "
+        f"AND NOT valid) FROM ({checked})"
+    ).fetchone()
+    if bad[0] or bad[1]:
+        raise ValidationError(
+            f"{table.label} has malformed records or values that cannot be counted; refused "
+            "because of strict mode (this refusal depends on the data and is not private)"
+        )
+    if unit is not None:
+        blank = con.execute(
+            f"SELECT count(*) FROM ({counted}) WHERE u IS NULL OR trim(CAST(u AS VARCHAR)) = ''"
+        ).fetchone()
+        if blank[0]:
+            raise ValidationError(
+                f"{table.label} has records without a privacy unit; refused because of strict "
+                "mode (this refusal depends on the data and is not private)"
+            )
+
+
+def count_file(
+    path: str | Path,
+    column: str,
+    binning: Binning,
+    *,
+    outside: object = None,
+    privacy_unit: str | None = None,
+    max_records: int | None = None,
+    rng: object = None,
+    strict: bool = False,
+    progress: Progress | None = None,
+) -> np.ndarray:
+    """Counts per bin of one column of a CSV (header row first) or Parquet file.
+
+    One DuckDB query streams the file (``GROUP BY`` on the bin index). The record
+    domain is in the module docs: malformed records and invalid values are dropped,
+    never reported. ``privacy_unit`` names a column of unit ids and ``max_records`` the
+    most records kept per unit. Only public facts raise: a missing or unreadable
+    file, a file without a header, an unknown column, a column type that cannot hold
+    the values. ``progress(fraction)`` is called while counting.
+    """
+    _check_binning(binning)
+    k = unit_bound(privacy_unit, max_records)
+    con = connect()
+    try:
+        table = open_file(con, path)
+        return _count_table(
+            con, table, column, binning, outside=outside, privacy_unit=privacy_unit,
+            max_records=k, rng=rng, strict=strict, progress=progress,
+        )  # fmt: skip
+    finally:
+        con.close()
+
+
+def count_values(
+    values: object,
+    binning: Binning,
+    *,
+    outside: object = None,
+    privacy_unit: object = None,
+    max_records: int | None = None,
+    rng: object = None,
+    strict: bool = False,
+) -> np.ndarray:
+    """Counts per bin of an in-memory column of records (numpy array, list, pandas,
+    polars or Arrow), by the same rules and the same query as :func:`count_file`.
+
+    ``privacy_unit`` is a column of unit ids, one per record.
+    """
+    _check_binning(binning)
+    k = unit_bound(privacy_unit, max_records)
+    con = connect()
+    try:
+        columns: dict[str, object] = {"value": values}
+        if privacy_unit is not None:
+            columns["unit"] = privacy_unit
+        table = open_values(con, columns)
+        return _count_table(
+            con, table, "value", binning, outside=outside,
+            privacy_unit=None if privacy_unit is None else "unit", max_records=k, rng=rng,
+            strict=strict, progress=None,
+        )  # fmt: skip
+    finally:
+        con.close()
+
+
+def _check_binning(binning: object) -> None:
+    if not isinstance(binning, Binning):
+        from .binning import _refuse_data_derived
+
+        raise _refuse_data_derived(binning)
+
+
+def count(
+    source: object,
+    binning: Binning | None,
+    *,
+    column: str | None = None,
+    outside: object = None,
+    **options: Any,
+) -> np.ndarray:
+    """Counts per bin of a file (``column`` required) or of an in-memory column."""
+    _check_binning(binning)
+    assert isinstance(binning, Binning)
+    if isinstance(source, str | Path):
+        if column is None:
+            raise ValidationError("column is required when counting a file")
+        return count_file(source, column, binning, outside=outside, **options)
+    return count_values(source, binning, outside=outside, **options)
