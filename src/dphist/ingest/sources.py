@@ -7,8 +7,8 @@ so that one record can never change how another is read:
 
 * **CSV** (``.csv``, ``.txt``, ``.tsv``, optionally ``.gz``): the first line is the
   header and names the columns (it is public schema; a file without one is an error).
-  Every further line is one record; lines end at LF, CR or CRLF and empty lines are
-  not records. A line is split at the delimiter (``,``; a tab for ``.tsv``) following
+  Every further line is one record; every LF and every CR ends a line (so CRLF ends
+  one) and empty lines are not records. A line is split at the delimiter (``,``; a tab for ``.tsv``) following
   RFC 4180 *within the line*: a field may be quoted, ``""`` is a quote inside quotes,
   and quotes never span lines. A line that does not split this way, has another
   number of fields than the header, is not UTF-8, holds the control characters
@@ -210,6 +210,7 @@ def _open_csv(con: Any, path: Path) -> Table:
         f"read_csv({_literal(str(path))}, header = true, auto_detect = false, "
         f"delim = {_literal(_LINE_SEPARATOR)}, quote = '', escape = '', "
         "columns = {'line': 'VARCHAR'}, ignore_errors = true, strict_mode = false, "
+        "new_line = '\\n', "
         f"max_line_size = {MAX_LINE_BYTES})"
     )
     columns: dict[str, str] = {}
@@ -274,14 +275,15 @@ def _module(obj: object) -> str:
 def _as_text(arr: np.ndarray) -> np.ndarray:
     """An object array as text: None for missing elements (None, NaN, pandas NA)."""
 
-    def text(v: object) -> str | None:
+    def text(v: object) -> str | None:  # NaN is the only value not equal to itself
         if v is None or (isinstance(v, float) and v != v):
             return None
         if type(v).__name__ in ("NAType", "NaTType"):
             return None
         return v if isinstance(v, str) else str(v)
 
-    return np.frompyfunc(text, 1, 1)(arr).astype(object)
+    with np.errstate(invalid="ignore"):
+        return np.frompyfunc(text, 1, 1)(arr).astype(object)
 
 
 def _column(values: object, name: str) -> tuple[Any, bool]:
