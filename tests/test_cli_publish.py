@@ -411,7 +411,11 @@ def _bad_cases(tmp: Path) -> list[tuple[list[str], int, str]]:
         (["in.csv", "-c", "name", "--categories", "a", "--outside", "clip", *ok], 2, "clip"),
         (["in.csv", "-c", "v", *dom, *ok, "--privacy-unit", "name"], 2, "--max-records"),
         (["in.csv", "-c", "v", *dom, *ok, "--max-records", "2"], 2, "--privacy-unit"),
-        (["in.csv", "-c", "v", *dom, *ok, "--max-records", "0", "--privacy-unit", "v"], 2, "than or equal to 1"),
+        (
+            ["in.csv", "-c", "v", *dom, *ok, "--max-records", "0", "--privacy-unit", "v"],
+            2,
+            "than or equal to 1",
+        ),
         (["in.csv", "-c", "v", "--domain", "0:1e9:1", *ok], 2, "of memory"),
         (["in.csv", "-c", "v", "--domain", "0:1e12:1", *ok], 2, "at most 2,147,483,648"),
         (["in.csv", "-c", "v", *dom, *ok, "--plot", "p.xyz"], 2, "cannot write a plot"),

@@ -8,8 +8,9 @@ so that one record can never change how another is read:
 * **CSV** (``.csv``, ``.txt``, ``.tsv``, optionally ``.gz``): the first line is the
   header and names the columns (it is public schema; a file without one is an error).
   Every further line is one record; every LF and every CR ends a line (so CRLF ends
-  one) and empty lines are not records. A line is split at the delimiter (``,``; a tab for ``.tsv``) following
-  RFC 4180 *within the line*: a field may be quoted, ``""`` is a quote inside quotes,
+  one) and empty lines are not records. A line is split at the delimiter (``,``; a
+  tab for ``.tsv``) following RFC 4180 *within the line*: a field may be quoted,
+  ``""`` is a quote inside quotes,
   and quotes never span lines. A line that does not split this way, has another
   number of fields than the header, is not UTF-8, holds the control characters
   0x1E or 0x1F, or is longer than :data:`MAX_LINE_BYTES` is **malformed**: it is not a
