@@ -13,6 +13,7 @@ Commands: ``demo`` and ``methods`` (:mod:`.info`), ``publish`` (:mod:`.publish`)
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Sequence
@@ -37,9 +38,15 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
+@functools.cache
+def _command() -> click.Command:
+    """The click command built from the Typer app (once per process: it costs ~20 ms)."""
+    return typer.main.get_command(app)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line on ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
-    command = typer.main.get_command(app)
+    command = _command()
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         result = command.main(args=args, prog_name="dphist", standalone_mode=False)

@@ -26,6 +26,7 @@ so that one record can never change how another is read:
 from __future__ import annotations
 
 import gzip
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -58,11 +59,23 @@ _LINE_SEPARATOR = "\x1e\x1f"  # DuckDB reads each line whole into one column
 _HEADER_LIMIT = MAX_LINE_BYTES
 
 
+_DATABASE: dict[int, Any] = {}  # one in-memory DuckDB per process (cursors are cheap)
+
+
 def connect() -> Any:
-    """A fresh in-memory DuckDB connection without DuckDB's own progress output."""
+    """A fresh DuckDB connection without DuckDB's own progress output.
+
+    Connections are cursors of one in-memory database per process (opening a database
+    takes about 10 ms, a cursor microseconds); tables and registered arrays belong to
+    the cursor and vanish when it is closed.
+    """
     import duckdb
 
-    con = duckdb.connect(":memory:")
+    pid = os.getpid()  # a forked worker opens its own database
+    if pid not in _DATABASE:
+        _DATABASE.clear()
+        _DATABASE[pid] = duckdb.connect(":memory:")
+    con = _DATABASE[pid].cursor()
     con.execute("SET enable_progress_bar = false")
     return con
 
