@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from dphist import groupsize as gs
 from dphist.errors import DomainError, DphistError, InputTypeError, ValidationError
+from dphist.groupsize.publish import _seal
 
 
 def two_leaves(a, b):
@@ -79,8 +80,9 @@ def test_bad_hierarchies_and_data_raise_dphist_errors():
         gs.GroupSizeData.from_leaf_sizes(h, [[[1, 2]], [3]])
     with pytest.raises(DomainError):
         gs.GroupSizeData.from_records(h, [0, 1, 2], [0, 1])  # leaf 2 does not exist
-    with pytest.raises(DomainError):
-        gs.GroupSizeData.from_records(h, [0, 1], [0, 5])  # group 5 does not exist
+    # an entity of a group that does not exist is a private record: dropped, not refused
+    dropped = gs.GroupSizeData.from_records(h, [0, 1], [0, 5, -1])
+    assert dropped.histograms()[0].tolist() == [1, 1]
     with pytest.raises(InputTypeError):
         gs.GroupSizeData.from_leaf_sizes(h, [["a"], [1]])
 
@@ -230,9 +232,31 @@ def test_publish_validates_public_parameters():
         gs.publish_group_sizes(data, epsilon=1, merge="max", rng=0)
     with pytest.raises(InputTypeError):
         gs.publish_group_sizes([1, 2, 3], epsilon=1, rng=0)
-    zero = two_leaves([0, 2], [3])
-    with pytest.raises(ValidationError, match="minimum size"):
-        gs.publish_group_sizes(zero, epsilon=1, m0=1, K=5, rng=0)
+
+
+
+@pytest.mark.parametrize("method", ["cumulative", "ranked", "naive"])
+def test_groups_below_m0_are_reported_at_m0_not_refused(method):
+    """Removing the only member of a one-person group makes a group of size 0 < m0:
+    both neighbours release (a refusal would reveal that one entity)."""
+    before = gs.publish_group_sizes(two_leaves([1, 2], [3]), epsilon=1e9, m0=1, K=5,
+                                    method=method, rng=0)  # fmt: skip
+    after = gs.publish_group_sizes(two_leaves([0, 2], [3]), epsilon=1e9, m0=1, K=5,
+                                   method=method, rng=0)  # fmt: skip
+    assert before.histograms[0].sum() == after.histograms[0].sum() == 3
+    if method != "ranked":  # the measured cells cannot tell size 0 from size m0 = 1
+        assert before.histograms[0].tolist() == after.histograms[0].tolist() == [0, 1, 1, 1]
+
+
+def test_cumulative_cells_from_m0_do_not_see_sizes_below_it():
+    from dphist._kernel.groups import _truncated
+
+    data = two_leaves([0, 0, 2, 7], [1, 3])
+    raised = two_leaves([1, 1, 2, 7], [1, 3])
+    for node in range(3):
+        a = np.cumsum(_truncated(_seal(data), node, 5))[1:5]
+        b = np.cumsum(_truncated(_seal(raised), node, 5))[1:5]
+        assert a.tolist() == b.tolist()
 
 
 def test_pair_input_and_release_accessors():

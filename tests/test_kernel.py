@@ -50,8 +50,6 @@ SENTINEL = 987654321
         (["a", "b"], InputTypeError, "numeric"),
         ("123", InputTypeError, "1-D array"),
         (5, InputTypeError, "1-D array"),
-        (np.array([2**62], dtype=np.uint64), DomainError, "too large"),
-        ([2**61, 2**61], DomainError, "too large"),
     ],
 )
 def test_bad_counts_are_refused_without_echoing_values(bad, err, msg):
@@ -65,7 +63,7 @@ def test_sealed_counts_are_a_private_copy():
     src = np.array([1, 2, 3])
     sealed = protect(src)
     src[0] = 100
-    assert sealed.n == 3 and repr(sealed) == "ProtectedCounts(n=3)"
+    assert sealed.n == 3 and repr(sealed) == "ProtectedCounts(n=3, max_records=1)"
     assert protect([1.0, 2.0]).n == 2  # whole-number floats are accepted
     for attempt in (pickle.dumps, copy.copy, copy.deepcopy):
         with pytest.raises(TypeError, match="cannot be pickled"):

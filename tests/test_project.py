@@ -26,3 +26,41 @@ def test_ci_runs_the_readme_test_command():
 def test_no_research_dataset_is_committed():
     names = {p.name for p in ROOT.rglob("*.txt") if ".venv" not in str(p)}
     assert not names & {"search_logs.txt", "nettrace.txt", "social_network.txt"}
+
+
+def _blocks(kind: str) -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return re.findall(rf"```{kind}\n(.+?)\n```", text, flags=re.S)
+
+
+def test_readme_python_snippets_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    blocks = _blocks("python")
+    assert blocks
+    for code in blocks:
+        exec(compile(code, "README.md", "exec"), {})
+
+
+def test_readme_publish_commands_run(tmp_path, monkeypatch, capsys):
+    """Every ``dphist publish`` line of the README, on small files with its columns."""
+    import duckdb
+    import numpy as np
+
+    from dphist import cli
+
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    rows = [f"{a},p{p}" for a, p in zip(rng.integers(0, 100, 300), rng.integers(0, 50, 300))]
+    (tmp_path / "visits.csv").write_text("age,patient\n" + "\n".join(rows) + "\n")
+    regions = ", ".join(f"('{r}')" for r in rng.choice(["north", "south", "east"], 50))
+    duckdb.sql(f"COPY (SELECT * FROM (VALUES {regions}) AS t(region)) TO 'sales.parquet'")
+    lines = [
+        line.split("#")[0].split()
+        for block in _blocks("bash")
+        for line in block.splitlines()
+        if line.startswith("dphist publish")
+    ]
+    assert len(lines) >= 3
+    for args in lines:
+        code = cli.main(args[1:])
+        assert code == 0, (args, capsys.readouterr().err)

@@ -71,7 +71,6 @@ def test_histogram_with_a_privacy_unit():
                        privacy_unit=visits["patient"], max_records=2, rng=0)  # fmt: skip
     assert np.rint(rel.estimate).tolist() == [2, 1]
     assert rel.max_records == 2 and rel.privacy_unit == "patient"
-    assert "patient" in rel.guarantee
     assert all(c.sensitivity >= 2 for c in rel.ledger)
 
 
@@ -195,7 +194,7 @@ def test_cli_privacy_unit(capsys, workdir):
     assert code == 0, err
     payload = json.loads((workdir / "v.json").read_text())
     assert payload["release"]["max_records"] == 3
-    assert "pid" in payload["release"]["guarantee"]
+    assert payload["release"]["privacy_unit"] == "pid"
     assert [c["sensitivity"] for c in payload["release"]["ledger"]] == [3.0]
 
 

@@ -259,21 +259,26 @@ def _generators(seed: np.random.SeedSequence, runs: int) -> list[np.random.Gener
     return [np.random.Generator(np.random.PCG64(s)) for s in _children(seed, runs)]
 
 
-def method_mechanism(name: str, *, epsilon: object = 1.0, **params: Any) -> Mechanism:
+def method_mechanism(
+    name: str, *, epsilon: object = 1.0, max_records: int = 1, **params: Any
+) -> Mechanism:
     """A registered method run through :func:`dphist.publish` in seeded mode.
 
     Each run is one ``publish`` call with its own child generator of the seed; the
-    output is ``Release.estimate`` and the grouping ``Release.groups``.
+    output is ``Release.estimate`` and the grouping ``Release.groups``. With
+    ``max_records=K`` the privacy unit contributes up to K records (audit it on pairs
+    that differ by K records, :func:`pair` with ``records=K``).
     """
     info = get_method(name)
     info.pipeline(**params)  # validate the parameters once, up front
     eps = validate_epsilon(epsilon)
+    unit = {} if max_records == 1 else {"max_records": max_records}
 
     def run(x: np.ndarray, runs: int, seed: np.random.SeedSequence) -> Outputs:
         values = np.empty((runs, len(x)))
         labels = None
         for r, gen in enumerate(_generators(seed, runs)):
-            rel = publish(x, epsilon=eps, method=info.name, rng=gen, **params)
+            rel = publish(x, epsilon=eps, method=info.name, rng=gen, **unit, **params)
             values[r] = rel.estimate
             if rel.groups is not None:
                 if labels is None:
@@ -281,7 +286,8 @@ def method_mechanism(name: str, *, epsilon: object = 1.0, **params: Any) -> Mech
                 labels[r] = rel.groups
         return Outputs(values, labels)
 
-    label = info.name if not params else f"{info.name}{_fmt_params(params)}"
+    shown = {**params, **unit}
+    label = info.name if not shown else f"{info.name}{_fmt_params(shown)}"
     return Mechanism(label, eps, run)
 
 
@@ -378,13 +384,18 @@ def seeded_laplace(generator: np.random.Generator, scale: object, size: int) -> 
 
 @dataclass(frozen=True, eq=False)
 class Neighbour:
-    """A neighbouring pair: ``x2 = x + sign * e_bin``, and why it was chosen."""
+    """A neighbouring pair: ``x2 = x + sign * records * e_bin``, and why it was chosen.
+
+    ``records`` is 1 for record neighbours and ``K`` for one privacy unit whose ``K``
+    records fall in one bin (the largest move a unit bounded to ``K`` records makes).
+    """
 
     x: np.ndarray
     x2: np.ndarray
     bin: int
     sign: int
     reason: str
+    records: int = 1
 
     def __post_init__(self) -> None:
         for name in ("x", "x2"):
@@ -393,21 +404,27 @@ class Neighbour:
             object.__setattr__(self, name, arr)
 
     def describe(self) -> str:
-        return f"bin {self.bin} {'+1' if self.sign > 0 else '-1'} ({self.reason})"
+        step = f"{'+' if self.sign > 0 else '-'}{self.records}"
+        return f"bin {self.bin} {step} ({self.reason})"
 
 
-def _pair(x: np.ndarray, i: int, sign: int, reason: str) -> Neighbour:
+def _pair(x: np.ndarray, i: int, sign: int, reason: str, records: int = 1) -> Neighbour:
     x = np.array(x, dtype=np.int64)
     x2 = x.copy()
-    x2[i] += sign
-    if sign not in (-1, 1) or x2[i] < 0:
-        raise ValidationError(f"bin {i} cannot change by {sign}: counts stay non-negative")
-    return Neighbour(x, x2, i, sign, reason)
+    x2[i] += sign * records
+    if sign not in (-1, 1) or records < 1 or x2[i] < 0:
+        raise ValidationError(
+            f"bin {i} cannot change by {sign * records}: counts stay non-negative"
+        )
+    return Neighbour(x, x2, i, sign, reason, records)
 
 
-def pair(x: object, i: int, sign: int = +1, reason: str = "given") -> Neighbour:
-    """The neighbour ``x + sign * e_i`` of ``x`` (``sign`` is +1 or -1)."""
-    return _pair(np.asarray(x), int(i), int(sign), reason)
+def pair(
+    x: object, i: int, sign: int = +1, reason: str = "given", *, records: int = 1
+) -> Neighbour:
+    """The neighbour ``x + sign * records * e_i`` of ``x`` (``sign`` is +1 or -1;
+    ``records`` > 1 for a privacy unit of that many records)."""
+    return _pair(np.asarray(x), int(i), int(sign), reason, int(records))
 
 
 def _structure(out: Outputs) -> list[bytes]:
@@ -1113,10 +1130,13 @@ def audit_pair(
     if not isinstance(pair, Neighbour):
         x, x2 = (np.array(v, dtype=np.int64) for v in pair)
         diff = np.flatnonzero(x2 != x)
-        if diff.size != 1 or abs(int(x2[diff[0]] - x[diff[0]])) != 1:
-            raise ValidationError("a neighbour pair differs by one record in one bin")
+        if diff.size != 1:
+            raise ValidationError(
+                "a neighbour pair differs in one bin (by one record, or by a unit's records)"
+            )
         i = int(diff[0])
-        pair = Neighbour(x, x2, i, int(x2[i] - x[i]), "given")
+        step = int(x2[i] - x[i])
+        pair = Neighbour(x, x2, i, 1 if step > 0 else -1, "given", abs(step))
     if n_search < 10 or n_confirm < 10 or k < 1 or not 0 < alpha < 1:
         raise ValidationError("need n_search, n_confirm >= 10, k >= 1 and 0 < alpha < 1")
     claimed = float(validate_epsilon(mechanism.epsilon if epsilon is None else epsilon))

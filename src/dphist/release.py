@@ -54,7 +54,11 @@ class Release:
     groups : int ndarray or None
         Group label of each bin for methods that group bins (a released, private
         output: it is computed from noisy measurements only).
-    timings : mapping of block name to seconds.
+    timings : mapping of block name to seconds
+        For experiments only: run times depend on the data, so they are never part of
+        :meth:`to_dict`, :meth:`to_json` or any output file.
+    privacy_unit, max_records : what the guarantee protects: one ``"record"``, or one
+        named unit (a person) contributing at most ``max_records`` records.
     """
 
     estimate: np.ndarray
@@ -67,6 +71,8 @@ class Release:
     noise_variance: np.ndarray | None = None
     groups: np.ndarray | None = None
     timings: Mapping[str, float] = field(default_factory=dict)
+    privacy_unit: str = "record"
+    max_records: int = 1
 
     def __post_init__(self) -> None:
         est = np.array(self.estimate, dtype=np.float64)
@@ -128,7 +134,8 @@ class Release:
         return workload.answers(self._prefix)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-safe description: estimate, ledger, guarantee (no seeds, no true data)."""
+        """A JSON-safe description: estimate, ledger, guarantee (no seeds, no true data,
+        no run times)."""
         return {
             "method": self.method,
             "params": {k: _jsonable(v) for k, v in self.params.items()},
@@ -137,12 +144,13 @@ class Release:
             "spent_exact": str(self.spent),
             "private": self.private,
             "guarantee": self.guarantee,
+            "privacy_unit": self.privacy_unit,
+            "max_records": self.max_records,
             "n": self.n,
             "estimate": self.estimate.tolist(),
             "noise_variance": None if self.noise_variance is None else self.noise_variance.tolist(),
             "groups": None if self.groups is None else self.groups.tolist(),
             "ledger": [c.to_dict() for c in self.ledger],
-            "timings": dict(self.timings),
         }
 
     def to_json(self) -> str:

@@ -20,10 +20,12 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
+
 from ._kernel import Accountant, Charge, noise_source, protect, run_pipeline, validate_epsilon
 from .blocks import State
 from .blocks.group import to_original_order
-from .errors import InternalError, PrivacyError, ValidationError
+from .errors import InputTypeError, InternalError, PrivacyError, ValidationError
 from .methods import get_method
 from .methods.auto import choose
 from .release import Release
@@ -34,6 +36,8 @@ __all__ = [
     "GUARANTEE_UNCERTIFIED",
     "Session",
     "publish",
+    "unit_guarantee",
+    "unit_terms",
 ]
 
 GUARANTEE_SECURE = (
@@ -41,6 +45,35 @@ GUARANTEE_SECURE = (
     "discrete Laplace noise on integer statistics, random bits from the operating system's "
     "CSPRNG (timing side channels and code in the same process are not covered)"
 )
+
+
+def unit_terms(privacy_unit: object, max_records: object) -> tuple[str, int]:
+    """The privacy unit's name and its public record bound, checked.
+
+    ``privacy_unit=None`` with ``max_records=1`` is the record itself; a bound above 1
+    needs no name (it is then called "privacy unit").
+    """
+    if isinstance(max_records, bool) or not isinstance(max_records, int | np.integer):
+        raise InputTypeError(f"max_records must be an integer >= 1; got {max_records!r}")
+    if max_records < 1:
+        raise ValidationError(f"max_records must be >= 1; got {max_records!r}")
+    if privacy_unit is not None and not (isinstance(privacy_unit, str) and privacy_unit):
+        raise InputTypeError("privacy_unit must name the unit (a non-empty string) or be None")
+    if privacy_unit is None:
+        privacy_unit = "record" if max_records == 1 else "privacy unit"
+    return privacy_unit, int(max_records)
+
+
+def unit_guarantee(text: str, privacy_unit: str, max_records: int) -> str:
+    """``text`` with its neighbour relation stated for the privacy unit."""
+    if privacy_unit == "record" and max_records == 1:
+        return text
+    unit = (
+        f"add/remove-one-unit neighbours (privacy unit {privacy_unit!r}, at most "
+        f"{max_records} record{'s' if max_records > 1 else ''} each; every sensitivity "
+        f"is {max_records} times a record's)"
+    )
+    return text.replace("add/remove-one-record neighbours", unit)
 GUARANTEE_UNCERTIFIED = (
     "none: a reference-mode step reproduces a published noise scale that is not "
     "epsilon-DP (for reproducing published numbers only)"
@@ -62,6 +95,12 @@ class Session:
         Total budget of the session, read exactly as written (0.1 means 1/10).
     rng : None, int or numpy.random.Generator
         None for secure noise; a seed or Generator for reproducible, non-private runs.
+    privacy_unit, max_records : str or None, int
+        What the guarantee protects: by default one record. When one unit (a person)
+        may contribute several records, give its name and the public bound ``K`` on its
+        records; the counts must already keep at most ``K`` records per unit (as
+        :func:`dphist.histogram` and the ingest layer do) and every sensitivity is
+        multiplied by ``K``.
 
     Example
     -------
@@ -73,10 +112,19 @@ class Session:
     0.0
     """
 
-    def __init__(self, counts: object, *, epsilon: object, rng: object = None):
+    def __init__(
+        self,
+        counts: object,
+        *,
+        epsilon: object,
+        rng: object = None,
+        privacy_unit: str | None = None,
+        max_records: int = 1,
+    ):
         cap = validate_epsilon(epsilon)
         noise = noise_source(rng)
-        self._data = protect(counts)
+        self._unit, k = unit_terms(privacy_unit, max_records)
+        self._data = protect(counts, max_records=k)
         self._accountant = Accountant(cap, label="session")
         self._noise = noise
         self._closed = False
@@ -150,10 +198,12 @@ class Session:
             epsilon=eps,
             ledger=ledger,
             private=self._noise.private and certified,
-            guarantee=guarantee,
+            guarantee=unit_guarantee(guarantee, self._unit, self._data.max_records),
             noise_variance=variance,
             groups=groups,
             timings=timings,
+            privacy_unit=self._unit,
+            max_records=self._data.max_records,
         )
 
     def _publish_auto(
@@ -192,9 +242,20 @@ class Session:
 
 
 def publish(
-    counts: object, *, epsilon: object, method: str, rng: object = None, **params: Any
+    counts: object,
+    *,
+    epsilon: object,
+    method: str,
+    rng: object = None,
+    privacy_unit: str | None = None,
+    max_records: int = 1,
+    **params: Any,
 ) -> Release:
     """Publish ``counts`` once under ``epsilon`` with ``method``.
+
+    ``counts`` are bin counts in the public bin order (a numpy array, a list, or a
+    pandas Series with the default index); raw records go to :func:`dphist.histogram`.
+    ``privacy_unit`` and ``max_records`` are as for :class:`Session`.
 
     Example
     -------
@@ -203,4 +264,7 @@ def publish(
     >>> rel.n, float(rel.spent), rel.private
     (4, 0.5, False)
     """
-    return Session(counts, epsilon=epsilon, rng=rng).publish(method, epsilon=epsilon, **params)
+    session = Session(
+        counts, epsilon=epsilon, rng=rng, privacy_unit=privacy_unit, max_records=max_records
+    )
+    return session.publish(method, epsilon=epsilon, **params)

@@ -14,13 +14,14 @@ from .budget import (
     resolve_shares,
     validate_epsilon,
 )
-from .data import ProtectedCounts, protect
+from .data import MAX_TOTAL, ProtectedCounts, count_cap, protect
 from .groups import GroupMeasurer, ProtectedGroups, int_vector, protect_groups
 from .noise import NoiseSource, noise_source, noise_variance
 from .operators import GroupSums, Identity, IntervalSums, Query
 from .view import Measurement, PrivateView, run_pipeline
 
 __all__ = [
+    "MAX_TOTAL",
     "REST",
     "Accountant",
     "Charge",
@@ -36,6 +37,7 @@ __all__ = [
     "Query",
     "as_fraction",
     "as_share",
+    "count_cap",
     "int_vector",
     "noise_source",
     "noise_variance",

@@ -26,6 +26,7 @@ import numpy as np
 from ..errors import BudgetExceededError, BudgetPlanError, InputTypeError, ValidationError
 
 __all__ = [
+    "MAX_EPSILON",
     "REST",
     "Accountant",
     "Charge",
@@ -65,6 +66,11 @@ def as_fraction(value: object, *, name: str) -> Fraction:
     raise InputTypeError(f"{name} must be a number; got {type(value).__name__}")
 
 
+MAX_EPSILON = Fraction(10**30)
+"""Largest epsilon accepted: beyond it the noise is far below one count and methods'
+float arithmetic (``1/epsilon**2`` and the like) would leave the float range."""
+
+
 def validate_epsilon(value: object, *, name: str = "epsilon") -> Fraction:
     """Return epsilon as an exact positive rational, or raise naming the argument."""
     if value is None:
@@ -72,6 +78,11 @@ def validate_epsilon(value: object, *, name: str = "epsilon") -> Fraction:
     eps = as_fraction(value, name=name)
     if eps <= 0:
         raise ValidationError(f"{name} must be > 0; got {value!r}")
+    if eps > MAX_EPSILON:
+        shown = repr(value) if len(repr(value)) <= 30 else "a larger value"
+        raise ValidationError(
+            f"{name} must be at most 1e30 (larger values add no noise at all); got {shown}"
+        )
     return eps
 
 

@@ -1,9 +1,16 @@
 """The protected true counts: validated once, then reachable only by kernel primitives.
 
 :func:`protect` checks the user's counts and seals a private copy in a
-:class:`ProtectedCounts`. Its ``repr`` shows only the public domain size; it cannot
-be pickled or copied. Code outside ``dphist._kernel`` never touches the sealed
-array (a test walks the source to enforce this).
+:class:`ProtectedCounts`. Its ``repr`` shows only the public facts (the number of
+bins and the privacy unit's record bound); it cannot be pickled or copied. Code
+outside ``dphist._kernel`` never touches the sealed array (a test walks the source to
+enforce this).
+
+Counts are clamped at the public cap :func:`count_cap` (``floor(2**53 / n)``) before
+they are sealed, so every count, total and partial sum is an integer exact in int64
+and in float64 whatever the data: no method refuses, overflows or loses its noise to
+rounding because a count is huge. Clamping each count at a public constant is
+1-stable, so neighbours stay neighbours.
 """
 
 from __future__ import annotations
@@ -14,15 +21,50 @@ import numpy as np
 
 from ..errors import DomainError, InputTypeError
 
-__all__ = ["ProtectedCounts", "protect"]
+__all__ = ["MAX_TOTAL", "ProtectedCounts", "count_cap", "protect"]
 
-# Largest total we accept: int64 sums of any subset, plus noise, cannot overflow.
-_MAX_TOTAL = 1 << 62
+MAX_TOTAL = 1 << 53
+"""Largest total the sealed counts can reach: integers up to it are exact in float64."""
+
+_FRAME_LIBRARIES = ("pandas", "polars", "pyarrow")
+_RAW_RECORDS_HINT = (
+    "counts must be a vector of bin counts in the public bin order; to count raw records "
+    "use dh.histogram(values, edges=... | domain=... | categories=..., epsilon=..., "
+    "method=...), and for a Series already in the public bin order pass .to_numpy()"
+)
+
+
+def count_cap(n: int) -> int:
+    """The public per-bin cap of a histogram of ``n`` bins: ``floor(2**53 / n)``.
+
+    With every count at most this, the total and every partial sum stay at most
+    ``2**53``, so int64 arithmetic never overflows and float64 holds them exactly.
+    """
+    return MAX_TOTAL // max(int(n), 1)
+
+
+def _refuse_labelled(counts: object) -> None:
+    """Refuse, by type and index type only, tables and labelled Series: their order
+    is not known to be the public bin order (``value_counts()`` sorts by frequency)."""
+    kind = type(counts).__name__
+    if type(counts).__module__.split(".")[0] not in _FRAME_LIBRARIES:
+        return
+    if kind in ("DataFrame", "LazyFrame", "Table", "RecordBatch"):
+        raise InputTypeError(f"counts is a {kind}; {_RAW_RECORDS_HINT}")
+    index = getattr(counts, "index", None)
+    if index is not None:  # pandas: only the default 0..n-1 index is the bin order
+        default = type(index).__name__ == "RangeIndex" and index.start == 0 and index.step == 1
+        if not default:
+            raise InputTypeError(
+                f"counts is a Series indexed by labels ({type(index).__name__}); "
+                + _RAW_RECORDS_HINT
+            )
 
 
 def _as_count_array(counts: object) -> np.ndarray:
     if isinstance(counts, ProtectedCounts):
         raise InputTypeError("counts are already protected; pass the original array")
+    _refuse_labelled(counts)
     if isinstance(counts, str | bytes | numbers.Number):
         raise InputTypeError(
             f"counts must be a 1-D array of bin counts; got {type(counts).__name__}"
@@ -43,12 +85,15 @@ def _as_count_array(counts: object) -> np.ndarray:
     return arr
 
 
-def protect(counts: object) -> ProtectedCounts:
-    """Validate bin counts and seal them.
+def protect(counts: object, *, max_records: int = 1) -> ProtectedCounts:
+    """Validate bin counts, clamp them at the public cap and seal them.
 
-    Counts must form a non-empty 1-D array of finite, non-negative integers (floats
-    holding whole numbers are accepted). Errors name what is wrong and where, never
-    a value.
+    Counts must form a non-empty 1-D array of finite, non-negative whole numbers
+    (floats holding whole numbers are accepted); anything else is not a histogram and
+    is refused, with messages that name what is wrong and where, never a value.
+    Counts above :func:`count_cap` are clamped to it. ``max_records`` is the public
+    bound on the records one privacy unit contributes (checked by the caller); the
+    kernel scales every sensitivity by it.
     """
     arr = _as_count_array(counts)
     if arr.ndim != 1:
@@ -68,34 +113,33 @@ def protect(counts: object) -> ProtectedCounts:
                 f"counts must be whole numbers; {int(frac.sum())} entries have a fractional "
                 f"part (first at index {int(np.argmax(frac))})"
             )
-        if np.abs(arr).max() >= 2.0**53:
-            raise DomainError("counts given as floats must be below 2**53; pass int64 instead")
     neg = arr < 0
     if neg.any():
         raise DomainError(
             f"counts must be non-negative; {int(neg.sum())} entries are negative "
             f"(first at index {int(np.argmax(neg))})"
         )
-    if arr.dtype.kind == "u" and arr.dtype.itemsize == 8 and int(arr.max()) >= _MAX_TOTAL:
-        raise DomainError("counts are too large: the total must stay below 2**62")
-    values = arr.astype(np.int64)
-    if (
-        float(values.max()) * values.size >= _MAX_TOTAL
-        and int(values.sum(dtype=object)) >= _MAX_TOTAL
-    ):
-        raise DomainError("counts are too large: the total must stay below 2**62")
-    return ProtectedCounts(values)
+    return ProtectedCounts(_clamped(arr, count_cap(arr.size)), max_records)
+
+
+def _clamped(arr: np.ndarray, cap: int) -> np.ndarray:
+    """``min(arr, cap)`` as int64, exact for every dtype (cap <= 2**53 is exact in float64
+    and rounding to float is monotone, so a float at or above cap stays there)."""
+    wide = {"u": np.uint64, "i": np.int64, "f": np.float64}[arr.dtype.kind]
+    return np.minimum(arr.astype(wide, copy=False), wide(cap)).astype(np.int64)
 
 
 class ProtectedCounts:
-    """Sealed true counts; the public part is the number of bins ``n``."""
+    """Sealed true counts; public: the number of bins ``n`` and ``max_records``, the most
+    records one privacy unit contributes (1 when the unit is a record)."""
 
-    __slots__ = ("_true_counts",)
+    __slots__ = ("_true_counts", "max_records")
 
-    def __init__(self, values: np.ndarray):
+    def __init__(self, values: np.ndarray, max_records: int = 1):
         sealed = np.array(values, dtype=np.int64, copy=True)
         sealed.flags.writeable = False
         self._true_counts = sealed
+        self.max_records = int(max_records)
 
     @property
     def n(self) -> int:
@@ -105,7 +149,7 @@ class ProtectedCounts:
         return self._true_counts
 
     def __repr__(self) -> str:
-        return f"ProtectedCounts(n={self.n})"
+        return f"ProtectedCounts(n={self.n}, max_records={self.max_records})"
 
     def __reduce__(self):
         raise TypeError("protected counts cannot be pickled or copied")

@@ -19,6 +19,10 @@ Every measurement covers *all* regions of one level and is charged once:
 * ``select_min_emd``: report-noisy-min over candidate releases by their EMD to the
   truth, sensitivity = number of levels.
 
+With a privacy unit of up to ``K = max_records`` entity records (a person), a
+neighbour changes up to ``K`` entities, so every sensitivity below is multiplied by ``K``
+(the L1 change of each level's answer is at most ``K`` times one entity's).
+
 Privacy argument (spec §5.2, §7.7). The regions of one level are disjoint in groups
 and an entity lies in one group, so a neighbouring change alters the answer of one
 region only; the level's joint answer vector therefore has the L1 sensitivity of one
@@ -45,7 +49,7 @@ from .selection import report_noisy_min
 
 __all__ = ["GroupMeasurer", "ProtectedGroups", "protect_groups"]
 
-_MAX_SIZE = 1 << 40  # sizes and multiplicities: int64 sums of any subset cannot overflow
+_MAX_SIZE = 1 << 40  # sizes (clamped below it) and group counts: int64 sums cannot overflow
 _NOISE_CHUNK = 1 << 22  # values per sampler call (bounds its random-word buffer)
 
 
@@ -99,7 +103,7 @@ def _check_tree(parent: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def protect_groups(
-    parent: object, offsets: object, sizes: object, counts: object
+    parent: object, offsets: object, sizes: object, counts: object, *, max_records: int = 1
 ) -> ProtectedGroups:
     """Validate and seal per-leaf size histograms of a public tree.
 
@@ -107,6 +111,9 @@ def protect_groups(
     holds the leaves, numbered in node order. Leaf ``j``'s histogram is
     ``sizes[offsets[j]:offsets[j+1]]`` (distinct, increasing sizes ``>= 0``) with
     multiplicities ``counts[...]`` (``> 0``). Errors name what is wrong, never a value.
+    Sizes are clamped below the public cap ``2**40`` (1-stable: neighbours stay
+    neighbours), never refused; the number of groups is public and must stay below it.
+    ``max_records`` is the public bound on one privacy unit's entity records.
     """
     par = int_vector(parent, "parent", allow_negative=True)
     level, n_levels = _check_tree(par)
@@ -123,21 +130,48 @@ def protect_groups(
             raise DomainError("group sizes must be non-negative")
         if ct.min() <= 0:
             raise DomainError("multiplicities must be positive")
-        if sz.max() >= _MAX_SIZE or int(ct.sum()) >= _MAX_SIZE:
-            raise DomainError("sizes or group counts are too large (limit 2**40)")
+        if int(ct.sum()) >= _MAX_SIZE:
+            raise DomainError("too many groups (limit 2**40)")
         inner = np.ones(sz.shape[0], dtype=bool)
         inner[off[:-1][off[:-1] < sz.shape[0]]] = False
         if np.any(np.diff(sz)[inner[1:]] <= 0):
             raise DomainError("sizes must be distinct and increasing within each leaf")
-    return ProtectedGroups(par, level, n_levels, off, sz, ct)
+        off, sz, ct = _clamp_sizes(off, sz, ct, _MAX_SIZE - 1)
+    return ProtectedGroups(par, level, n_levels, off, sz, ct, _unit_bound(max_records))
+
+
+def _unit_bound(max_records: object) -> int:
+    if isinstance(max_records, bool) or not isinstance(max_records, int | np.integer):
+        raise InputTypeError(f"max_records must be an integer >= 1; got {max_records!r}")
+    if max_records < 1:
+        raise ValidationError(f"max_records must be >= 1; got {max_records!r}")
+    return int(max_records)
+
+
+def _clamp_sizes(off, sz, ct, cap):
+    """Sizes above ``cap`` become ``cap``; equal sizes of a leaf merge (public layout)."""
+    if not sz.size or int(sz.max()) <= cap:
+        return off, sz, ct
+    leaf = np.repeat(np.arange(off.shape[0] - 1), np.diff(off))
+    keys, inverse = np.unique(
+        np.stack([leaf, np.minimum(sz, cap)], axis=1), axis=0, return_inverse=True
+    )
+    merged = np.bincount(inverse.ravel(), weights=ct, minlength=keys.shape[0]).astype(np.int64)
+    per_leaf = np.bincount(keys[:, 0], minlength=off.shape[0] - 1)
+    new_off = np.concatenate(([0], np.cumsum(per_leaf))).astype(np.int64)
+    return new_off, keys[:, 1].astype(np.int64), merged
 
 
 class ProtectedGroups:
     """Sealed group sizes; public: the tree, the levels and the groups per region."""
 
-    __slots__ = ("_true_groups", "groups", "leaf_hi", "leaf_lo", "level", "n_levels", "parent")
+    __slots__ = (
+        "_true_groups", "groups", "leaf_hi", "leaf_lo", "level", "max_records", "n_levels",
+        "parent",
+    )  # fmt: skip
 
-    def __init__(self, parent, level, n_levels, offsets, sizes, counts):
+    def __init__(self, parent, level, n_levels, offsets, sizes, counts, max_records=1):
+        self.max_records = int(max_records)
         sealed = tuple(np.array(a, dtype=np.int64, copy=True) for a in (offsets, sizes, counts))
         for a in sealed:
             a.flags.writeable = False
@@ -204,13 +238,25 @@ def _truncated(data: ProtectedGroups, node: int, k: int) -> np.ndarray:
 
 
 def _emd_to_truth(data: ProtectedGroups, node: int, estimate: np.ndarray) -> int:
+    """``sum_i |CT(i) - CE(i)|`` over sizes ``i < max(largest true size + 1, len(estimate))``
+    with CT, CE the cumulative true and estimated histograms, in closed form: memory and
+    time grow with ``len(estimate)`` (public) and the number of distinct true sizes,
+    never with a size itself."""
     s, c = _node_pairs(data, node)
-    n = max(int(s[-1]) + 1 if s.size else 1, estimate.shape[0])
-    truth = np.zeros(n, dtype=np.int64)
-    truth[s] = c
-    est = np.zeros(n, dtype=np.int64)
-    est[: estimate.shape[0]] = estimate
-    return int(np.abs(np.cumsum(truth) - np.cumsum(est)).sum())
+    est = np.asarray(estimate, dtype=np.int64)
+    length = est.shape[0]
+    end = max(int(s[-1]) + 1 if s.size else 1, length)
+    cum_c = np.concatenate(([0], np.cumsum(c)))
+    ce = np.cumsum(est)
+    ct = cum_c[np.searchsorted(s, np.arange(length), side="right")]
+    total = int(np.abs(ct - ce).sum())
+    if end > length:  # beyond the estimate: CE is its total, CT steps at each true size
+        last = int(ce[-1]) if length else 0
+        points = np.concatenate(([length], s[(s > length) & (s < end)], [end]))
+        heights = cum_c[np.searchsorted(s, points[:-1], side="right")]
+        widths = np.diff(points)
+        total += sum(abs(int(h) - last) * int(w) for h, w in zip(heights, widths, strict=True))
+    return total
 
 
 class GroupMeasurer:
@@ -243,7 +289,8 @@ class GroupMeasurer:
     def _noisy(self, level, epsilon, sensitivity, width, what, answer, block):
         eps = as_fraction(epsilon, name="epsilon")
         nodes = self._nodes(level)
-        t, s = rational_scale(Fraction(sensitivity), eps)
+        sensitivity = Fraction(sensitivity) * self._data.max_records  # K records per unit
+        t, s = rational_scale(sensitivity, eps)
         size = int(sum(width(int(r)) for r in nodes))
         self._charge(
             block,
@@ -287,18 +334,12 @@ class GroupMeasurer:
         """Per region: ``Hc[m0..K-1]`` of ``H_K`` plus noise of scale ``1/epsilon`` (§6.3).
 
         Yields ``(node, noisy int64 array of length K - m0)``. ``Hc[K] = G`` is public and
-        cells below the public minimum ``m0`` are 0 by assumption, so neither is
-        measured. Sensitivity 1: a change ``+-(e_i - e_{i+1})`` of ``H_K`` moves one
-        prefix sum by one (spec §5.2). With ``m0 >= 1`` neighbours are restricted to
-        datasets without groups smaller than ``m0``; data violating that public
-        promise is refused before anything is charged.
+        the cells below the public minimum ``m0`` are not measured. Sensitivity 1: a
+        change ``+-(e_i - e_{i+1})`` of ``H_K`` moves one prefix sum by one (spec §5.2).
+        Groups smaller than ``m0`` are not refused (that would depend on one entity):
+        ``Hc[j]`` for ``j >= m0`` counts them exactly as if their size were ``m0``, so the
+        estimators, which put no mass below ``m0``, report them at size ``m0``.
         """
-        if m0 > 0:
-            _, sz, _ = self._data._read()
-            if sz.size and int(sz.min()) < m0:
-                raise ValidationError(
-                    "the data contain groups smaller than the public minimum size m0"
-                )
         return self._noisy(
             level,
             epsilon,
@@ -344,7 +385,7 @@ class GroupMeasurer:
         candidates' own measurements are charged separately, in full.
         """
         eps = as_fraction(epsilon, name="epsilon")
-        sens = Fraction(self._data.n_levels)
+        sens = Fraction(self._data.n_levels * self._data.max_records)  # K records per unit
         self._charge(
             block,
             "noisy_min",

@@ -102,6 +102,7 @@ class GeneratorBits(BitSource):
 
 
 _MARGIN = 4096  # a draw starts only with this many unused words; one draw needs ~10
+_WORD64 = frozenset({"PCG64", "PCG64DXSM", "Philox", "SFC64"})  # random_raw gives 64 bits
 
 
 @njit(cache=True)
@@ -213,6 +214,8 @@ def rational_scale(sensitivity: Fraction, epsilon: Fraction) -> tuple[int, int]:
         raise InternalError(f"noise scale must be positive; got {lam}")
     if lam.numerator <= _MAX_T and lam.denominator < (1 << 62):
         return lam.numerator, lam.denominator
+    if lam * (1 << 62) <= 1:  # a tiny scale (huge epsilon): 2**-62 is still >= lam
+        return 1, 1 << 62
     if lam > _MAX_T:
         raise ValidationError(
             f"epsilon={float(epsilon):.3g} is too small for a query of sensitivity "
@@ -300,6 +303,12 @@ def noise_source(rng: object) -> NoiseSource:
     if rng is None:
         return NoiseSource(SystemBits())
     if isinstance(rng, np.random.Generator):
+        bits = type(rng.bit_generator).__name__
+        if bits not in _WORD64:
+            raise ValidationError(
+                f"rng's bit generator {bits} does not produce 64-bit words; the sampler "
+                f"needs one of {', '.join(sorted(_WORD64))} (numpy.random.default_rng uses PCG64)"
+            )
         return NoiseSource(GeneratorBits(rng))
     if isinstance(rng, int | np.integer) and not isinstance(rng, bool | np.bool_):
         if int(rng) < 0:

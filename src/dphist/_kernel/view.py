@@ -1,7 +1,10 @@
 """Private views, the two measurement primitives, and the pipeline runner.
 
 A block that has a budget share receives a :class:`PrivateView`: the only way to
-learn anything about the true counts. Each measurement
+learn anything about the true counts. When one privacy unit may contribute up to
+``K = data.max_records`` records, the view scales every sensitivity by ``K`` itself
+(linear measurements add noise for ``K`` times the query's sensitivity; selections
+run at ``epsilon / K``, group privacy), so no block can forget it. Each measurement
 
 1. derives the sensitivity from the query (never from the caller),
 2. fixes the exact rational noise scale,
@@ -69,13 +72,14 @@ class Measurement:
 class PrivateView:
     """A block's handle on the protected counts, charged against its budget slice."""
 
-    __slots__ = ("_budget", "_data", "_noise", "_open", "block")
+    __slots__ = ("_budget", "_data", "_k", "_noise", "_open", "block")
 
     def __init__(self, data: ProtectedCounts, budget: Accountant, noise: NoiseSource, block: str):
         self._data = data
         self._budget = budget
         self._noise = noise
         self._open = True
+        self._k = data.max_records  # records per privacy unit: every sensitivity times K
         self.block = block
 
     def __repr__(self) -> str:
@@ -117,7 +121,7 @@ class PrivateView:
         """
         eps = self._epsilon(epsilon)
         self._check(query)
-        sensitivity = query.sensitivity
+        sensitivity = query.sensitivity * self._k
         weights = getattr(query, "weights", None)
         if weights is None:
             plan = [(slice(None), rational_scale(sensitivity, eps))]
@@ -157,7 +161,8 @@ class PrivateView:
         """
         eps = self._epsilon(epsilon)
         self._check(query)
-        g, sensitivity, t, s = lattice_parameters(query.sensitivity, eps, query.changed)
+        changed = min(query.changed * self._k, query.size)
+        g, sensitivity, t, s = lattice_parameters(query.sensitivity * self._k, eps, changed)
         scale = g * Fraction(t, s)
         self._budget.charge(
             Charge(
@@ -211,8 +216,11 @@ class PrivateView:
         """
         if mode not in ("certified", "reference"):
             raise InternalError(f"unknown partition noise mode {mode!r}")
-        eps = self._epsilon(epsilon)
+        charged = self._epsilon(epsilon)
+        eps = charged / self._k  # group privacy: one unit moves up to K records
         n = self.n
+        if order is not None:
+            order = _permutation(order, n)
         tree = family if isinstance(family, TreeLayout) else None
         if tree is None and family not in ("all", "pow2"):
             raise InternalError(f"unknown candidate family {family!r}")
@@ -228,8 +236,8 @@ class PrivateView:
             Charge(
                 self.block,
                 "noisy_partition",
-                eps,
-                2 * d_star + 2 * g,
+                charged,
+                (2 * d_star + 2 * g) * self._k,
                 top_scale,
                 0,
                 f"L1 partition over {family if tree is None else 'tree nodes'} (n={n}, {mode})",
@@ -320,18 +328,16 @@ class PrivateView:
         costs = self._noisy_costs(dev, lengths, eps, g, d_star, penalty, certified, self.n)
         return best_cut(tree, costs)
 
-    def _charge_selection(self, eps: Fraction, sensitivity: Fraction, size: int, what: str):
+    def _charge_selection(
+        self, eps: Fraction, sensitivity: Fraction, size: int, what: str
+    ) -> Fraction:
+        """Charge ``eps`` for a selection of one-record sensitivity ``sensitivity``; the
+        epsilon to run it at (``eps / K``: group privacy over a unit's K records)."""
+        scaled = Fraction(sensitivity) * self._k
         self._budget.charge(
-            Charge(
-                self.block,
-                "noisy_min",
-                eps,
-                Fraction(sensitivity),
-                2 * Fraction(sensitivity) / eps,
-                size,
-                what,
-            )
+            Charge(self.block, "noisy_min", eps, scaled, 2 * scaled / eps, size, what)
         )
+        return eps / self._k
 
     def structure_first(self, k: int, bound: int, *, epsilon: object = None) -> np.ndarray:
         """StructureFirst's ``k`` buckets, chosen privately (see ``selection``).
@@ -339,9 +345,8 @@ class PrivateView:
         ``bound`` is the public upper bound F on a count used for the scores'
         sensitivity ``2F + 1``. Returns the bucket starts.
         """
-        eps = self._epsilon(epsilon)
-        self._charge_selection(
-            eps,
+        eps = self._charge_selection(
+            self._epsilon(epsilon),
             Fraction(2 * bound + 1),
             max(k - 1, 0),
             f"StructureFirst boundaries (k={k}, F={bound})",
@@ -352,11 +357,11 @@ class PrivateView:
         self, *, count_epsilon: Fraction, max_clusters: int, epsilon: object = None
     ) -> np.ndarray:
         """P-HPartition's clusters, chosen privately (see ``selection``)."""
-        eps = self._epsilon(epsilon)
-        self._charge_selection(eps, Fraction(2), 0, f"P-HPartition (max {max_clusters})")
-        return php_partition(
-            self._data._read(), eps, Fraction(count_epsilon), max_clusters, self._noise
+        eps = self._charge_selection(
+            self._epsilon(epsilon), Fraction(2), 0, f"P-HPartition (max {max_clusters})"
         )
+        later = Fraction(count_epsilon) / self._k  # the counts' noise grows with K too
+        return php_partition(self._data._read(), eps, later, max_clusters, self._noise)
 
     def fourier_size(self, *, noise_epsilon: Fraction, epsilon: object = None) -> int:
         """EFPA's number of kept Fourier coefficients, by report-noisy-min.
@@ -366,17 +371,31 @@ class PrivateView:
         ``K`` coefficients). One record moves ``v`` by a unit vector, so the data term
         has sensitivity 1.
         """
-        eps = self._epsilon(epsilon)
         n = self.n
         candidates = np.unique(np.append(np.arange(1, n + 1, 2), n))
-        self._charge_selection(eps, Fraction(1), 1, f"EFPA size (n={n})")
+        eps = self._charge_selection(self._epsilon(epsilon), Fraction(1), 1, f"EFPA size (n={n})")
         v = fourier_coefficients(self._data._read())
         tail = np.sqrt(np.append(np.cumsum((v * v)[::-1])[::-1], 0.0))
-        scores = tail[candidates] + math.sqrt(2.0) * candidates / float(noise_epsilon)
+        later = float(noise_epsilon) / self._k  # the coefficients' noise grows with K too
+        scores = tail[candidates] + math.sqrt(2.0) * candidates / later
         return int(candidates[report_noisy_min(scores, Fraction(1), eps, self._noise)])
 
     def close(self) -> None:
         self._open = False
+
+
+def _permutation(order: object, n: int) -> np.ndarray:
+    """``order`` as an int64 permutation of ``range(n)``, or InternalError."""
+    arr = np.asarray(order)
+    if arr.shape != (n,) or arr.dtype.kind not in "iu":
+        raise InternalError(f"a bin order must be {n} integers; got shape {arr.shape}")
+    arr = arr.astype(np.int64)
+    seen = np.zeros(n, dtype=bool)
+    inside = (arr >= 0) & (arr < n)
+    seen[arr[inside]] = True
+    if not (inside.all() and seen.all()):
+        raise InternalError("a bin order must be a permutation of the bins")
+    return arr
 
 
 def _lattice_step(d_star: Fraction) -> Fraction:

@@ -17,13 +17,13 @@ import functools
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-import click
 import typer
 
 from ..errors import DphistError
 from . import groupsize, info, lab, publish
-from .common import app
+from .common import UsageError, app
 
 __all__ = ["app", "main"]
 
@@ -39,7 +39,7 @@ def _fail(message: str, code: int) -> int:
 
 
 @functools.cache
-def _command() -> click.Command:
+def _command() -> Any:
     """The click command built from the Typer app (once per process: it costs ~20 ms)."""
     return typer.main.get_command(app)
 
@@ -50,9 +50,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         result = command.main(args=args, prog_name="dphist", standalone_mode=False)
-    except (typer.Abort, click.Abort):
+    except typer.Abort:
         return _fail("interrupted", EXIT_INTERRUPTED)
-    except (typer.TyperException, click.ClickException) as exc:  # usage errors: code 2
+    except UsageError as exc:
+        name = args[0] if args and not args[0].startswith("-") else ""
+        return _fail(f"{exc} (see 'dphist {name} --help')".replace("  ", " "), EXIT_USAGE)
+    except typer.TyperException as exc:  # click's usage errors carry exit code 2
         code = getattr(exc, "exit_code", EXIT_ERROR)
         ctx = getattr(exc, "ctx", None)
         hint = (

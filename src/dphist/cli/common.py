@@ -9,7 +9,6 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -46,6 +45,10 @@ def new_console() -> Console:
     return Console(highlight=False, soft_wrap=False)
 
 
+class UsageError(Exception):
+    """A bad command line found while checking options (exit code 2)."""
+
+
 @contextlib.contextmanager
 def usage(option: str | None = None) -> Iterator[None]:
     """Errors raised while checking options are usage errors (exit code 2)."""
@@ -53,7 +56,7 @@ def usage(option: str | None = None) -> Iterator[None]:
         yield
     except (DphistError, ImportError) as exc:
         if option is None:
-            raise click.UsageError(str(exc)) from None
+            raise UsageError(str(exc)) from None
         raise typer.BadParameter(str(exc), param_hint=option) from None
 
 

@@ -47,12 +47,16 @@ def naive_estimate(noisy: np.ndarray, groups: int) -> np.ndarray:
     return largest_remainder(project_simplex(noisy, groups), groups)
 
 
-def ranked_estimate(noisy: np.ndarray, *, norm: str = "l2", m0: int = 0) -> np.ndarray:
+def ranked_estimate(
+    noisy: np.ndarray, *, norm: str = "l2", m0: int = 0, k: int | None = None
+) -> np.ndarray:
     """Ranked method (spec §6.2): monotone fit of noisy sorted sizes, bounded below by ``m0``.
 
     Returns the histogram of the rounded fit (length largest size + 1). The lower bound
-    is applied by clipping, optimal for both norms (spec §6.4.4). O(G) for L2 (in
-    place), O(G log G) for L1.
+    is applied by clipping, optimal for both norms (spec §6.4.4). With a public cap
+    ``k`` the fit is clipped at ``k`` too ("k or more", as the cumulative and naive
+    methods report sizes), so the histogram's length never follows a noisy size.
+    O(G) for L2 (in place), O(G log G) for L1.
     """
     y = np.asarray(noisy, dtype=np.float64)
     if y.size == 0:
@@ -64,6 +68,8 @@ def ranked_estimate(noisy: np.ndarray, *, norm: str = "l2", m0: int = 0) -> np.n
     else:
         raise ValidationError(f"norm must be 'l1' or 'l2'; got {norm!r}")
     np.maximum(fit, float(m0), out=fit)
+    if k is not None:
+        np.minimum(fit, float(k), out=fit)
     return np.bincount(round_half_up(fit)).astype(np.int64)
 
 

@@ -262,16 +262,17 @@ class GroupSizeData:
         ``entity_group[e]`` = group id (0..groups-1) of entity ``e``.
 
         The spec's ``Groups`` and ``Entities`` tables (§2.1) as id arrays; groups
-        without entities have size 0. O(entities + groups log groups).
+        without entities have size 0. Entities are private records: one whose group id
+        names no group (negative, or not below the number of groups) is dropped, never
+        refused. O(entities + groups log groups).
         """
         if not isinstance(hierarchy, Hierarchy):
             raise InputTypeError("hierarchy must be a Hierarchy")
         gl = int_vector(group_leaf, "group_leaf")
-        eg = int_vector(entity_group, "entity_group")
+        eg = int_vector(entity_group, "entity_group", allow_negative=True)
         if gl.size and gl.max() >= hierarchy.n_leaves:
             raise DomainError("group_leaf must hold leaf positions below the number of leaves")
-        if eg.size and eg.max() >= gl.shape[0]:
-            raise DomainError("entity_group refers to a group missing from group_leaf")
+        eg = eg[(eg >= 0) & (eg < gl.shape[0])]
         size = np.bincount(eg, minlength=gl.shape[0])
         return cls._from_pairs(hierarchy, gl, size)
 
@@ -295,10 +296,12 @@ class GroupSizeData:
         """Sparse per-leaf histograms from one (leaf, size) pair per group."""
         if size.size == 0:
             return cls(hierarchy, np.zeros(hierarchy.n_leaves + 1, dtype=np.int64), [], [])
-        width = int(size.max()) + 1
-        key = leaf.astype(np.int64) * width + size
-        uniq, cnt = np.unique(key, return_counts=True)
-        lf, sz = np.divmod(uniq, width)
+        pairs, cnt = np.unique(
+            np.stack([leaf.astype(np.int64), size.astype(np.int64)], axis=1),
+            axis=0,
+            return_counts=True,
+        )  # no leaf * width key: sizes are private and may be huge
+        lf, sz = pairs[:, 0], pairs[:, 1]
         offsets = np.searchsorted(lf, np.arange(hierarchy.n_leaves + 1))
         return cls(hierarchy, offsets, sz, cnt)
 

@@ -25,6 +25,7 @@ from .._kernel import (
     validate_epsilon,
 )
 from ..errors import InputTypeError, ValidationError
+from ..session import unit_terms
 from .consistency import top_down
 from .estimators import (
     DEFAULT_NORM,
@@ -66,8 +67,7 @@ class GroupSizeRelease:
     """Private group-size histograms of every region of a hierarchy, and their provenance.
 
     ``histograms[r][i]`` = released number of groups of size ``i`` in region ``r``
-    (``int64``, trailing zeros trimmed; with the cumulative or naive method the last
-    possible size ``K`` means "K or more"). ``estimates`` are the per-region estimates
+    (``int64``, trailing zeros trimmed; the last possible size ``K`` means "K or more"). ``estimates`` are the per-region estimates
     before consistency (also released values). ``groups`` are the public group counts.
     """
 
@@ -85,6 +85,8 @@ class GroupSizeRelease:
     private: bool
     guarantee: str
     timings: dict[str, float] = field(default_factory=dict)
+    privacy_unit: str = "entity"
+    max_records: int = 1
 
     @property
     def epsilon(self) -> Fraction:
@@ -177,7 +179,7 @@ def _estimate_level(measurer, data, level, method, norm, eps, k, m0, block):
     out = {}
     if method == "ranked":
         for r, noisy in measurer.ranked(level, epsilon=eps, block=block):
-            out[r] = trim(ranked_estimate(noisy, norm=norm, m0=m0))
+            out[r] = trim(ranked_estimate(noisy, norm=norm, m0=m0, k=k))
     elif method == "cumulative":
         for r, noisy in measurer.cumulative(level, k, m0, epsilon=eps, block=block):
             out[r] = trim(cumulative_estimate(noisy, int(groups[r]), k=k, norm=norm, m0=m0))
@@ -216,11 +218,28 @@ def _run(sealed, data, measurer, eps_levels, methods, norms, k, m0, merge, tag="
     return est, final, timings
 
 
-def _seal(data: GroupSizeData):
-    return protect_groups(data.hierarchy.parent, data.offsets, data.sizes, data.counts)
+def _seal(data: GroupSizeData, max_records: int = 1):
+    return protect_groups(
+        data.hierarchy.parent, data.offsets, data.sizes, data.counts, max_records=max_records
+    )
 
 
-def _release(data, est, final, methods, norms, k, m0, merge, levels, ledger, noise, timings):
+def _guarantee(private: bool, unit: str, max_records: int) -> str:
+    if not private:
+        return GUARANTEE_SEEDED
+    if unit == "entity" and max_records == 1:
+        return GUARANTEE_SECURE
+    return GUARANTEE_SECURE.replace(
+        "add or remove one entity",
+        f"add or remove one privacy unit ({unit!r}, at most {max_records} entity records "
+        f"each; every sensitivity is {max_records} times an entity's)",
+    )
+
+
+def _release(
+    data, est, final, methods, norms, k, m0, merge, levels, ledger, noise, timings,
+    unit=("entity", 1),
+):  # fmt: skip
     private = noise.private
     return GroupSizeRelease(
         hierarchy=data.hierarchy,
@@ -235,8 +254,10 @@ def _release(data, est, final, methods, norms, k, m0, merge, levels, ledger, noi
         level_epsilon=tuple(levels),
         ledger=tuple(ledger),
         private=private,
-        guarantee=GUARANTEE_SECURE if private else GUARANTEE_SEEDED,
+        guarantee=_guarantee(private, *unit),
         timings=timings,
+        privacy_unit=unit[0],
+        max_records=unit[1],
     )
 
 
@@ -251,6 +272,8 @@ def publish_group_sizes(
     level_epsilon: Sequence[object] | None = None,
     merge: str = "weighted",
     rng: object = None,
+    privacy_unit: str | None = None,
+    max_records: int = 1,
 ) -> GroupSizeRelease:
     """Release every region's group-size histogram under epsilon-DP (spec §7.2).
 
@@ -266,8 +289,8 @@ def publish_group_sizes(
         Public cap for the cumulative and naive measurements (default ``DEFAULT_K``);
         sizes ``>= K`` are released as ``K``. Never taken from the data.
     m0 : int
-        Public minimum group size (e.g. 1 for households); restricts neighbours to
-        data without smaller groups (spec §3.4).
+        Public minimum group size (e.g. 1 for households): cells below it are not
+        measured and a smaller group is reported at size ``m0`` (never refused).
     norm : "l1", "l2", or one per level
         Isotonic-regression norm; default l1 for cumulative, l2 for ranked.
     level_epsilon : sequence of numbers, optional
@@ -276,6 +299,10 @@ def publish_group_sizes(
         Inverse-variance merge (the method) or plain averaging (the baseline).
     rng : None, int or numpy.random.Generator
         None: secure noise. A seed or Generator: reproducible, ``private=False``.
+    privacy_unit, max_records : str or None, int
+        When one unit (a person) may contribute up to ``max_records`` entity records
+        (already bounded, e.g. by :func:`dphist.ingest.read_group_tables`), its name and
+        that bound: every sensitivity is multiplied by it.
 
     Privacy: each level's measurement is (its epsilon)-DP for neighbours differing by
     one entity (parallel composition over the disjoint regions of the level; see
@@ -286,10 +313,13 @@ def publish_group_sizes(
         data, epsilon, method, norm, level_epsilon, K, m0, merge
     )
     noise = noise_source(rng)
-    sealed = _seal(data)
+    unit, bound = unit_terms(privacy_unit, max_records)
+    unit = "entity" if unit == "record" else unit
+    sealed = _seal(data, bound)
     budget = Accountant(eps, label="group sizes")
     measurer = GroupMeasurer(sealed, budget, noise)
     est, final, timings = _run(sealed, data, measurer, levels, methods, norms, k, m0, merge)
     return _release(
-        data, est, final, methods, norms, k, m0, merge, levels, budget.ledger, noise, timings
-    )
+        data, est, final, methods, norms, k, m0, merge, levels, budget.ledger, noise, timings,
+        (unit, bound),
+    )  # fmt: skip
