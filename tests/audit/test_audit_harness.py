@@ -137,7 +137,14 @@ def test_pairs_refuse_negative_counts():
         audit.pair([0, 3], 0, -1)
     mech = audit.function_mechanism("exact", exact, vectorized=True)
     with pytest.raises(ValidationError):
-        audit.audit_pair(mech, ([1, 2], [3, 2]))  # differs by two records
+        audit.audit_pair(mech, ([1, 2], [2, 3]))  # differs in two bins
+
+
+def test_unit_pairs_differ_by_a_units_records_in_one_bin():
+    p = audit.pair([1, 2], 0, +1, records=3)
+    assert p.x2.tolist() == [4, 2] and p.records == 3 and "+3" in p.describe()
+    with pytest.raises(ValidationError):
+        audit.pair([1, 2], 1, -1, records=3)  # counts stay non-negative
 
 
 def test_probe_boundaries_finds_a_raw_threshold():

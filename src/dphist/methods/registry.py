@@ -23,8 +23,9 @@ from ..errors import BudgetPlanError, CompositionError, UnknownMethodError, Vali
 
 __all__ = ["SHARE_PARAMETERS", "MethodInfo", "get_method", "methods", "register"]
 
-SHARE_PARAMETERS = frozenset({"ratio", "gamma_in"})
-"""Method settings that are a share of epsilon (checked with the user's name for them)."""
+SHARE_PARAMETERS = frozenset({"ratio"})
+"""Method settings passed to blocks as a share of epsilon, checked here so that errors
+name the setting and not the block (SORTaki's ``gamma_in`` is checked by its recipe)."""
 
 
 @dataclass(frozen=True)
