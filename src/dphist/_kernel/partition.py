@@ -211,7 +211,7 @@ def _muldivmod(a, b, d):
         return 0, 0
     if b <= (np.int64(0x7FFFFFFFFFFFFFFF) // a):
         p = a * b
-        return p // d, p % d
+        return min(p // d, _CAP), p % d
     qb = b // d
     rb = b - qb * d
     q = 0
