@@ -17,7 +17,7 @@ import pytest
 import dphist as dh
 from dphist import audit
 from dphist import groupsize as gs
-from dphist._kernel import count_cap, protect
+from dphist._kernel import NoisyPartition, count_cap, protect
 from dphist._kernel.groups import _emd_to_truth
 from dphist.errors import DphistError, InputTypeError, InternalError, ValidationError
 from dphist.groupsize.publish import _seal
@@ -220,7 +220,7 @@ def test_a_bin_order_must_be_a_permutation():
     )
     for order in ([0, 1, 1, 3], [0, 1, 2, 4], [0, 1, 2], [-1, 1, 2, 3]):
         with pytest.raises(InternalError, match=r"permutation|integers"):
-            view.noisy_partition("all", penalty=1.0, epsilon=1, order=np.array(order))
+            view.select(NoisyPartition("all", penalty=1.0, order=np.array(order)), epsilon=1)
 
 
 def test_seeded_mode_needs_64_bit_words():

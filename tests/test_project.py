@@ -50,7 +50,8 @@ def test_readme_publish_commands_run(tmp_path, monkeypatch, capsys):
 
     monkeypatch.chdir(tmp_path)
     rng = np.random.default_rng(0)
-    rows = [f"{a},p{p}" for a, p in zip(rng.integers(0, 100, 300), rng.integers(0, 50, 300))]
+    ages, ids = rng.integers(0, 100, 300), rng.integers(0, 50, 300)
+    rows = [f"{a},p{p}" for a, p in zip(ages, ids, strict=True)]
     (tmp_path / "visits.csv").write_text("age,patient\n" + "\n".join(rows) + "\n")
     regions = ", ".join(f"('{r}')" for r in rng.choice(["north", "south", "east"], 50))
     duckdb.sql(f"COPY (SELECT * FROM (VALUES {regions}) AS t(region)) TO 'sales.parquet'")

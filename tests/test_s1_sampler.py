@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from numba import njit
 from scipy import stats
 
+from dphist._kernel import NoisyPartition
 from dphist._kernel import partition as pt
 from dphist._kernel.noise import GeneratorBits, noise_source, rational_scale
 from dphist._numeric import deviation as dv
@@ -281,12 +282,12 @@ def test_view_uses_the_lazy_sampler_with_the_charged_scale(monkeypatch):
         seen.update(g=g, t=t, s=s, penalty=penalty)
         return original(x, penalty, g, t, s, bits, **kw)
 
-    monkeypatch.setattr("dphist._kernel.view.certified_full_partition", spy)
+    monkeypatch.setattr("dphist._kernel.l1_partition.certified_full_partition", spy)
     acc = Accountant(validate_epsilon(0.5))
     view = PrivateView(
         protect(np.arange(50) % 7), acc.child(acc.cap, label="b"), noise_source(1), "b"
     )
-    starts = view.noisy_partition("all", penalty=2.0)
+    starts = view.select(NoisyPartition("all", penalty=2.0))
     assert starts[0] == 0 and np.all(np.diff(starts) > 0)
     (charge,) = acc.ledger
     g = Fraction(seen["g"])

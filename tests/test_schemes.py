@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dphist as dh
+from dphist._kernel import NoisyPartition
 from dphist._numeric.tree import tree_layout
 
 
@@ -154,10 +155,10 @@ def view_of(x, eps, seed=0):
 def test_l1_partition_oracle_at_negligible_noise():
     # methods framework A.2: x = (5,5,5,100), penalty 1: {1,2,3},{4}
     view, _ = view_of([5, 5, 5, 100], 1e9)
-    assert view.noisy_partition("all", penalty=1.0).tolist() == [0, 3]
+    assert view.select(NoisyPartition("all", penalty=1.0)).tolist() == [0, 3]
     view, _ = view_of([5, 5, 5, 100], 1e9)
     # ties between [0,2)[2,3) and [0,1)[1,3) go to the longer last group
-    assert view.noisy_partition("pow2", penalty=1.0).tolist() == [0, 1, 3]
+    assert view.select(NoisyPartition("pow2", penalty=1.0)).tolist() == [0, 1, 3]
 
 
 @settings(max_examples=30, deadline=None)
@@ -178,7 +179,7 @@ def test_l1_partition_equals_brute_force_without_noise(x, penalty):
         for cuts in combinations(range(1, n), k)
     )
     view, _ = view_of(x, 1e9)
-    starts = view.noisy_partition("all", penalty=penalty)
+    starts = view.select(NoisyPartition("all", penalty=penalty))
     ends = np.append(starts[1:], n)
     got = sum(dev(a, b) + penalty for a, b in zip(starts, ends, strict=True))
     assert np.isclose(got, best, rtol=1e-6, atol=1e-4)
@@ -194,7 +195,7 @@ def test_certified_scales_follow_the_coupling_bound(monkeypatch):
         return original(t, s, size)
 
     monkeypatch.setattr(view._noise, "discrete_laplace", spy)
-    view.noisy_partition("pow2", penalty=1.0)
+    view.select(NoisyPartition("pow2", penalty=1.0))
     (charge,) = acc.ledger
     d_star = 2 - Fraction(2, 64)
     g = (charge.sensitivity - 2 * d_star) / 2  # the lattice step the kernel used

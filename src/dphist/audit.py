@@ -93,17 +93,17 @@ from ._kernel import (
     Accountant,
     Charge,
     NoiseSource,
+    Primitive,
     as_fraction,
     protect,
-    run_pipeline,
     validate_epsilon,
 )
 from ._kernel.noise import GeneratorBits, discrete_laplace, rational_scale
 from ._numeric.tree import tree_layout
 from .blocks import State
-from .blocks.group import to_original_order
 from .errors import ValidationError
 from .methods import get_method
+from .methods.run import run as run_method
 from .session import publish
 
 __all__ = [
@@ -312,32 +312,27 @@ def pipeline_mechanism(
     blocks = tuple(blocks)
     eps = validate_epsilon(epsilon)
 
-    def start(plan: Mapping[str, Fraction], n: int) -> State:
-        return State(n=n, budgets=plan)
-
     def run(x: np.ndarray, runs: int, seed: np.random.SeedSequence) -> Outputs:
         data = protect(x)
-        n = data.n
         rows: list[np.ndarray] = []
         label_rows: list[np.ndarray] | None = None
         for gen in _generators(seed, runs):
             root = Accountant(eps, label="audit")
-            state, _ = run_pipeline(
-                data,
+            outcome = run_method(
                 blocks,
-                lambda plan: start(plan, n),
+                data,
                 epsilon=eps,
                 budget=root.child(eps, label=name),
                 noise=NoiseSource(GeneratorBits(gen)),
             )
             if output is not None:
-                rows.append(np.asarray(output(state), dtype=np.float64).ravel())
+                rows.append(np.asarray(output(outcome.state), dtype=np.float64).ravel())
                 continue
-            rows.append(to_original_order(state.estimate, state.order))
-            if state.labels is not None:
+            rows.append(outcome.estimate)
+            if outcome.groups is not None:
                 if label_rows is None:
                     label_rows = []
-                label_rows.append(to_original_order(state.labels, state.order))
+                label_rows.append(outcome.groups)
         labels = None if label_rows is None else np.array(label_rows)
         return Outputs(np.array(rows), labels)
 
@@ -492,19 +487,17 @@ class _ZeroNoise(NoiseSource):
 def _noise_free_key(name: str, blocks: Sequence[Any], eps: Fraction, x: np.ndarray) -> bytes:
     """The decisions visible in one noise-free release: the grouping and the number
     of retained Fourier coefficients."""
-    data = protect(x)
-    state, _ = run_pipeline(
-        data,
+    outcome = run_method(
         blocks,
-        lambda plan: State(n=data.n, budgets=plan),
+        protect(x),
         epsilon=eps,
         budget=Accountant(eps, label="noise-free").child(eps, label=name),
         noise=_ZeroNoise(GeneratorBits(np.random.default_rng(0))),
     )
-    y = to_original_order(state.estimate, state.order)[None, :]
+    y = outcome.estimate[None, :]
     parts: list[bytes] = []
-    if state.labels is not None:
-        parts.append(_pattern_bits(to_original_order(state.labels, state.order)[None, :]).tobytes())
+    if outcome.groups is not None:
+        parts.append(_pattern_bits(outcome.groups[None, :]).tobytes())
     if y.shape[1] >= 2:
         parts.append(_retained(_fourier(y)).tobytes())
     return b"|".join(parts)
@@ -1308,10 +1301,10 @@ class LedgerReport:
         return not self.problems
 
 
-MEASUREMENT_PRIMITIVES = frozenset({"discrete_laplace", "lattice_laplace"})
+MEASUREMENT_PRIMITIVES = frozenset(p for p in Primitive if p.measures)
 """Kernel primitives that release one noisy value per value drawn (at most ``size``)."""
 
-SELECTION_PRIMITIVES = frozenset({"noisy_partition", "noisy_min"})
+SELECTION_PRIMITIVES = frozenset(p for p in Primitive if not p.measures)
 """Kernel primitives that draw noise on candidate scores and release only a choice."""
 
 
@@ -1370,14 +1363,7 @@ def ledger_check(
     noise = _CountingNoise(
         GeneratorBits(np.random.default_rng(seed)), lambda: len(root.ledger), log
     )
-    run_pipeline(
-        data,
-        blocks,
-        lambda plan: State(n=data.n, budgets=plan),
-        epsilon=eps,
-        budget=root.child(eps, label=label),
-        noise=noise,
-    )
+    run_method(blocks, data, epsilon=eps, budget=root.child(eps, label=label), noise=noise)
     charges = root.ledger
     charged = sum((c.epsilon for c in charges), Fraction(0))
     problems: list[str] = []

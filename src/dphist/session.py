@@ -22,12 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from ._kernel import Accountant, Charge, noise_source, protect, run_pipeline, validate_epsilon
-from .blocks import State
-from .blocks.group import to_original_order
-from .errors import InputTypeError, InternalError, PrivacyError, ValidationError
+from ._kernel import Accountant, Charge, noise_source, protect, validate_epsilon
+from .errors import InputTypeError, PrivacyError, ValidationError
 from .methods import get_method
 from .methods.auto import choose
+from .methods.run import run
 from .release import Release
 
 __all__ = [
@@ -74,6 +73,8 @@ def unit_guarantee(text: str, privacy_unit: str, max_records: int) -> str:
         f"is {max_records} times a record's)"
     )
     return text.replace("add/remove-one-record neighbours", unit)
+
+
 GUARANTEE_UNCERTIFIED = (
     "none: a reference-mode step reproduces a published noise scale that is not "
     "epsilon-DP (for reproducing published numbers only)"
@@ -169,39 +170,24 @@ class Session:
         pipeline = info.pipeline(**params)
         eps = validate_epsilon(epsilon)
         budget = self._accountant.child(eps, label=info.name)
-        state, timings = run_pipeline(
-            self._data,
-            pipeline.blocks,
-            lambda plan: State(n=self.n, budgets=plan),
-            epsilon=eps,
-            budget=budget,
-            noise=self._noise.spawn(),
-        )
-        if state.estimate is None or state.estimate.shape != (self.n,):
-            raise InternalError(f"method {info.name!r} produced no estimate of {self.n} bins")
-        order = state.order
-        estimate = to_original_order(state.estimate, order)
-        variance = None if state.variance is None else to_original_order(state.variance, order)
-        groups = None if state.labels is None else to_original_order(state.labels, order)
-        ledger = budget.ledger
-        certified = all(c.certified for c in ledger)
+        outcome = run(pipeline, self._data, epsilon=eps, budget=budget, noise=self._noise.spawn())
         if not self._noise.private:
             guarantee = GUARANTEE_SEEDED
-        elif not certified:
+        elif not outcome.certified:
             guarantee = GUARANTEE_UNCERTIFIED
         else:
             guarantee = GUARANTEE_SECURE
         return Release(
-            estimate=estimate,
+            estimate=outcome.estimate,
             method=info.name,
             params={**info.defaults, **params},
             epsilon=eps,
-            ledger=ledger,
-            private=self._noise.private and certified,
+            ledger=outcome.ledger,
+            private=self._noise.private and outcome.certified,
             guarantee=unit_guarantee(guarantee, self._unit, self._data.max_records),
-            noise_variance=variance,
-            groups=groups,
-            timings=timings,
+            noise_variance=outcome.variance,
+            groups=outcome.groups,
+            timings=outcome.timings,
             privacy_unit=self._unit,
             max_records=self._data.max_records,
         )

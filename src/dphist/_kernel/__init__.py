@@ -9,6 +9,7 @@ from .budget import (
     REST,
     Accountant,
     Charge,
+    Primitive,
     as_fraction,
     as_share,
     resolve_shares,
@@ -16,8 +17,10 @@ from .budget import (
 )
 from .data import MAX_TOTAL, ProtectedCounts, count_cap, protect
 from .groups import GroupMeasurer, ProtectedGroups, int_vector, protect_groups
+from .l1_partition import NoisyPartition
 from .noise import NoiseSource, noise_source, noise_variance
 from .operators import GroupSums, Identity, IntervalSums, Query
+from .selection import EFPASize, PHPClusters, Selection, SFBoundaries
 from .view import Measurement, PrivateView, run_pipeline
 
 __all__ = [
@@ -25,16 +28,22 @@ __all__ = [
     "REST",
     "Accountant",
     "Charge",
+    "EFPASize",
     "GroupMeasurer",
     "GroupSums",
     "Identity",
     "IntervalSums",
     "Measurement",
     "NoiseSource",
+    "NoisyPartition",
+    "PHPClusters",
+    "Primitive",
     "PrivateView",
     "ProtectedCounts",
     "ProtectedGroups",
     "Query",
+    "SFBoundaries",
+    "Selection",
     "as_fraction",
     "as_share",
     "count_cap",

@@ -19,6 +19,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
+from enum import StrEnum
 from fractions import Fraction
 
 import numpy as np
@@ -30,6 +31,7 @@ __all__ = [
     "REST",
     "Accountant",
     "Charge",
+    "Primitive",
     "as_fraction",
     "resolve_shares",
     "validate_epsilon",
@@ -147,6 +149,24 @@ def resolve_shares(epsilon: Fraction, shares: Mapping[str, object]) -> dict[str,
     return {block: out[block] for block in shares}
 
 
+class Primitive(StrEnum):
+    """The kernel's primitives, as named in every ledger.
+
+    Measurements release one noisy value per value they draw (at most the charge's
+    ``size``); selections draw noise on candidate scores and release only a choice.
+    """
+
+    DISCRETE_LAPLACE = "discrete_laplace"
+    LATTICE_LAPLACE = "lattice_laplace"
+    NOISY_PARTITION = "noisy_partition"
+    NOISY_MIN = "noisy_min"
+
+    @property
+    def measures(self) -> bool:
+        """True for a measurement, False for a selection."""
+        return self in (Primitive.DISCRETE_LAPLACE, Primitive.LATTICE_LAPLACE)
+
+
 @dataclass(frozen=True)
 class Charge:
     """One entry of a ledger: a noisy measurement and what it cost.
@@ -158,7 +178,7 @@ class Charge:
     """
 
     block: str
-    primitive: str
+    primitive: Primitive
     epsilon: Fraction
     sensitivity: Fraction
     scale: Fraction
@@ -170,7 +190,7 @@ class Charge:
         """JSON-safe form; exact rationals are kept as strings beside a float."""
         return {
             "block": self.block,
-            "primitive": self.primitive,
+            "primitive": str(self.primitive),
             "epsilon": float(self.epsilon),
             "epsilon_exact": str(self.epsilon),
             "sensitivity": float(self.sensitivity),

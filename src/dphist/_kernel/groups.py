@@ -43,7 +43,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import DomainError, InputTypeError, InternalError, ValidationError
-from .budget import Accountant, Charge, as_fraction
+from .budget import Accountant, Charge, Primitive, as_fraction
 from .noise import NoiseSource, rational_scale
 from .selection import report_noisy_min
 
@@ -294,7 +294,7 @@ class GroupMeasurer:
         size = int(sum(width(int(r)) for r in nodes))
         self._charge(
             block,
-            "discrete_laplace",
+            Primitive.DISCRETE_LAPLACE,
             eps,
             sensitivity,
             Fraction(t, s),
@@ -388,7 +388,7 @@ class GroupMeasurer:
         sens = Fraction(self._data.n_levels * self._data.max_records)  # K records per unit
         self._charge(
             block,
-            "noisy_min",
+            Primitive.NOISY_MIN,
             eps,
             sens,
             2 * sens / eps,

@@ -1,7 +1,15 @@
-"""Private selection inside the kernel: report-noisy-min and the selection-based partitions.
+"""Private selections: mechanisms that release a choice, not noisy values.
 
-These routines receive the true counts from :class:`~dphist._kernel.view.PrivateView`
-*after* it has charged the budget, and return only the selected candidates.
+A selection is a small object (:class:`Selection`) that declares its primitive, the
+sensitivity of its scores to one record, the noise scale it uses, how many values it
+releases and where its privacy argument is; :meth:`PrivateView.select
+<dphist._kernel.view.PrivateView.select>` charges the budget with those facts and
+only then hands the sealed counts to :meth:`Selection.choose`. A new selection-based
+method needs one selection here (if its mechanism is new), one block and one recipe.
+
+The selections here are report-noisy-min ones: :class:`SFBoundaries` (StructureFirst),
+:class:`PHPClusters` (P-HPartition) and :class:`EFPASize`; the noisy L1 partition is
+:class:`~dphist._kernel.l1_partition.NoisyPartition`.
 
 Report noisy min (Dwork and Roth 2014, Claim 3.9, for scores of sensitivity ``D``):
 add independent Laplace noise of scale ``2D/epsilon`` to every candidate's score and
@@ -16,20 +24,152 @@ epsilon-DP selections with the same exponent.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 from fractions import Fraction
+from typing import Any, ClassVar
 
 import numpy as np
 from numba import njit
 
 from .._numeric.deviation import all_interval_deviations_rows
+from .budget import Primitive
 from .noise import NoiseSource, rational_scale
 
 __all__ = [
+    "EFPASize",
+    "PHPClusters",
+    "SFBoundaries",
+    "Selection",
     "fourier_coefficients",
     "php_partition",
     "report_noisy_min",
     "structure_first_boundaries",
 ]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """A private choice from the sealed counts, charged by ``PrivateView.select``.
+
+    Subclasses set ``primitive`` and ``proof`` (where the privacy argument is) and
+    implement :meth:`sensitivity` (of the scores to one record, for ``n`` bins),
+    :meth:`scale` (the noise scale actually used at a run epsilon), :meth:`choose`;
+    ``released`` is the number of values the choice reveals (for the ledger).
+    """
+
+    primitive: ClassVar[Primitive] = Primitive.NOISY_MIN
+    proof: ClassVar[str] = ""
+
+    @property
+    def certified(self) -> bool:
+        """False only for reference modes known not to be epsilon-DP."""
+        return True
+
+    def sensitivity(self, n: int) -> Fraction:
+        raise NotImplementedError
+
+    def scale(self, n: int, epsilon: Fraction) -> Fraction:
+        """Noise scale used at ``epsilon`` (report-noisy-min: ``2 D / epsilon``)."""
+        return 2 * self.sensitivity(n) / epsilon
+
+    def released(self, n: int) -> int:
+        return 0
+
+    def describe(self, n: int) -> str:
+        return type(self).__name__
+
+    def for_unit(self, records: int) -> Selection:
+        """This selection when one privacy unit holds ``records`` records: settings that
+        predict a later step's noise grow with it (privacy is handled by the view)."""
+        return self
+
+    def choose(self, x: np.ndarray, epsilon: Fraction, noise: NoiseSource) -> Any:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class SFBoundaries(Selection):
+    """StructureFirst's ``k`` buckets (Xu et al., ICDE 2012, §5): bucket starts.
+
+    ``bound`` is the public upper bound F on a count; the scores' sensitivity is
+    ``2F + 1`` (see :func:`structure_first_boundaries`).
+    """
+
+    k: int
+    bound: int
+    proof: ClassVar[str] = "structure_first_boundaries; Xu et al. 2012 §5"
+
+    def sensitivity(self, n: int) -> Fraction:
+        return Fraction(2 * self.bound + 1)
+
+    def released(self, n: int) -> int:
+        return max(self.k - 1, 0)
+
+    def describe(self, n: int) -> str:
+        return f"StructureFirst boundaries (k={self.k}, F={self.bound})"
+
+    def choose(self, x: np.ndarray, epsilon: Fraction, noise: NoiseSource) -> np.ndarray:
+        return structure_first_boundaries(x, self.k, self.bound, epsilon, noise)
+
+
+@dataclass(frozen=True)
+class PHPClusters(Selection):
+    """P-HPartition's clusters (Acs et al., ICDM 2012): cluster starts.
+
+    ``count_epsilon`` is the epsilon of the later count step (it sets the scores'
+    expected noise term, a public utility setting).
+    """
+
+    count_epsilon: Fraction
+    max_clusters: int
+    proof: ClassVar[str] = "php_partition; Acs, Castelluccia, Chen 2012 §4"
+
+    def sensitivity(self, n: int) -> Fraction:
+        return Fraction(2)
+
+    def describe(self, n: int) -> str:
+        return f"P-HPartition (max {self.max_clusters})"
+
+    def for_unit(self, records: int) -> PHPClusters:
+        return replace(self, count_epsilon=Fraction(self.count_epsilon) / records)
+
+    def choose(self, x: np.ndarray, epsilon: Fraction, noise: NoiseSource) -> np.ndarray:
+        ce = Fraction(self.count_epsilon)
+        return php_partition(x, epsilon, ce, self.max_clusters, noise)
+
+
+@dataclass(frozen=True)
+class EFPASize(Selection):
+    """EFPA's number ``K`` of kept Fourier coefficients (Acs et al. 2012), by
+    report-noisy-min over ``K = 1, 3, 5, ...`` and ``N``.
+
+    Score ``||v[K:]||_2 + sqrt(2) K / noise_epsilon`` (discarded energy plus the
+    expected L2 norm of the noise on ``K`` coefficients). One record moves ``v`` by a
+    unit vector, so the data term has sensitivity 1.
+    """
+
+    noise_epsilon: Fraction
+    proof: ClassVar[str] = "EFPASize; orthonormal basis, Acs et al. 2012 §3"
+
+    def sensitivity(self, n: int) -> Fraction:
+        return Fraction(1)
+
+    def released(self, n: int) -> int:
+        return 1
+
+    def describe(self, n: int) -> str:
+        return f"EFPA size (n={n})"
+
+    def for_unit(self, records: int) -> EFPASize:
+        return replace(self, noise_epsilon=Fraction(self.noise_epsilon) / records)
+
+    def choose(self, x: np.ndarray, epsilon: Fraction, noise: NoiseSource) -> int:
+        n = x.shape[0]
+        candidates = np.unique(np.append(np.arange(1, n + 1, 2), n))
+        v = fourier_coefficients(x)
+        tail = np.sqrt(np.append(np.cumsum((v * v)[::-1])[::-1], 0.0))
+        scores = tail[candidates] + math.sqrt(2.0) * candidates / float(self.noise_epsilon)
+        return int(candidates[report_noisy_min(scores, Fraction(1), epsilon, noise)])
 
 
 def _lattice(sensitivity: Fraction) -> Fraction:

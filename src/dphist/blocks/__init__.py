@@ -1,6 +1,6 @@
 """Building blocks of methods. A method is a short :class:`Pipeline` of them."""
 
-from .base import REST, Block, Pipeline, State
+from .base import REST, Block, Pipeline, State, to_original_order
 from .clustering import (
     AHPClustering,
     FixedSizeGroups,
@@ -51,4 +51,5 @@ __all__ = [
     "TreeCutAbsolute",
     "TreeCutSquared",
     "WeightedAverage",
+    "to_original_order",
 ]

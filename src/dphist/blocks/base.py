@@ -19,7 +19,7 @@ import numpy as np
 from .._kernel import REST, PrivateView, as_fraction
 from ..errors import BudgetPlanError, CompositionError, InputTypeError, ValidationError
 
-__all__ = ["REST", "Block", "Pipeline", "State", "weighting_variance"]
+__all__ = ["REST", "Block", "Pipeline", "State", "to_original_order", "weighting_variance"]
 
 # Noise variances below this are treated as this when used as weights: at huge
 # epsilon the exact discrete Laplace variance underflows to 0.0, and inverse-variance
@@ -54,6 +54,15 @@ class State:
     def with_(self, **changes: Any) -> State:
         """A copy with ``changes`` applied (states are immutable)."""
         return replace(self, **changes)
+
+
+def to_original_order(values: np.ndarray, order: np.ndarray | None) -> np.ndarray:
+    """Working-order values -> original bin order (``order[k]`` is the bin at position k)."""
+    if order is None:
+        return values
+    out = np.empty_like(values)
+    out[order] = values
+    return out
 
 
 @dataclass(frozen=True, kw_only=True)

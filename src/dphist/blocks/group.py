@@ -8,18 +8,9 @@ import numpy as np
 
 from .._kernel import GroupSums, PrivateView
 from ..errors import CompositionError
-from .base import Block, State
+from .base import Block, State, to_original_order
 
-__all__ = ["GroupTotals", "to_original_order"]
-
-
-def to_original_order(values: np.ndarray, order: np.ndarray | None) -> np.ndarray:
-    """Working-order values -> original bin order (``order[k]`` is the bin at position k)."""
-    if order is None:
-        return values
-    out = np.empty_like(values)
-    out[order] = values
-    return out
+__all__ = ["GroupTotals"]
 
 
 @dataclass(frozen=True, kw_only=True)

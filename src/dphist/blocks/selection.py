@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._kernel import PrivateView
+from .._kernel import EFPASize, PHPClusters, PrivateView, SFBoundaries
 from .._kernel.operators import FourierCoefficients
 from .._kernel.selection import inverse_fourier
 from .._numeric.segment import labels_from_starts
@@ -57,7 +57,7 @@ class StructureFirstGrouping(Block):
 
     def run(self, state: State, view: PrivateView | None) -> State:
         k = min(self.k or math.ceil(state.n / 10), state.n)
-        starts = view.structure_first(k, self.bound)
+        starts = view.select(SFBoundaries(k, self.bound))
         return state.with_(labels=labels_from_starts(starts, state.n))
 
 
@@ -84,7 +84,7 @@ class HierarchicalPartition(Block):
         eps_n = state.budgets.get(self.publisher)
         if eps_n is None:
             raise CompositionError(f"partition: no block named {self.publisher!r} publishes")
-        starts = view.hierarchical_partition(count_epsilon=eps_n, max_clusters=self.max_clusters)
+        starts = view.select(PHPClusters(eps_n, self.max_clusters))
         return state.with_(labels=labels_from_starts(starts, state.n))
 
 
@@ -105,7 +105,7 @@ class FourierSize(Block):
         eps2 = state.budgets.get(self.publisher)
         if eps2 is None:
             raise CompositionError(f"fourier_size: no block named {self.publisher!r} publishes")
-        k = view.fourier_size(noise_epsilon=eps2)
+        k = view.select(EFPASize(eps2))
         return state.with_(notes={**state.notes, "fourier_k": k})
 
 

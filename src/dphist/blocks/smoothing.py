@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .._kernel import PrivateView, noise_variance
+from .._kernel import NoisyPartition, PrivateView, noise_variance
 from .._numeric.segment import labels_from_starts, segment, segment_sorted
 from ..errors import CompositionError, ValidationError
 from .base import Block, State, weighting_variance
@@ -95,7 +95,9 @@ class AbsoluteErrorGrouping(Block):
         eps2 = state.budgets.get(self.publisher)
         if eps2 is None:
             raise CompositionError(f"l1_grouping: no block named {self.publisher!r} publishes")
-        starts = view.noisy_partition(
-            self.candidates, penalty=1.0 / float(eps2), mode=self.noise, order=state.order
+        starts = view.select(
+            NoisyPartition(
+                self.candidates, penalty=1.0 / float(eps2), mode=self.noise, order=state.order
+            )
         )
         return state.with_(labels=labels_from_starts(starts, state.n))

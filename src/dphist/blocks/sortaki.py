@@ -16,8 +16,7 @@ from .._numeric.sortaki import (
     waf_weights,
 )
 from ..errors import CompositionError, ValidationError
-from .base import Block, State, weighting_variance
-from .group import to_original_order
+from .base import Block, State, to_original_order, weighting_variance
 
 __all__ = ["BucketPartition", "WeightedAverage"]
 

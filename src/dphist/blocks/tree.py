@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._kernel import IntervalSums, PrivateView, as_fraction, noise_variance
+from .._kernel import IntervalSums, NoisyPartition, PrivateView, as_fraction, noise_variance
 from .._numeric.segment import centred_prefix_sums
 from .._numeric.tree import (
     TreeLayout,
@@ -169,7 +169,7 @@ class TreeCutAbsolute(_TreeCut):
     Kellaris et al., PVLDB 2017, §6 (methods framework A.8). Node cost = dev(v) +
     the expected absolute publication error sqrt(V_v/2) + certified noise, chosen by
     the kernel's noisy-partition primitive (its privacy argument is in
-    ``PrivateView.noisy_partition``); only the cut is released.
+    ``dphist._kernel.l1_partition``); only the cut is released.
     """
 
     label = "tree_cut"
@@ -178,7 +178,7 @@ class TreeCutAbsolute(_TreeCut):
 
     def run(self, state: State, view: PrivateView | None) -> State:
         layout, final_var = self._setup(state)
-        cut = view.noisy_partition(layout, penalty=np.sqrt(final_var / 2), mode=self.noise)
+        cut = view.select(NoisyPartition(layout, penalty=np.sqrt(final_var / 2), mode=self.noise))
         return state.with_(notes={**state.notes, "tree": layout, "cut": cut})
 
 

@@ -67,8 +67,9 @@ class GroupSizeRelease:
     """Private group-size histograms of every region of a hierarchy, and their provenance.
 
     ``histograms[r][i]`` = released number of groups of size ``i`` in region ``r``
-    (``int64``, trailing zeros trimmed; the last possible size ``K`` means "K or more"). ``estimates`` are the per-region estimates
-    before consistency (also released values). ``groups`` are the public group counts.
+    (``int64``, trailing zeros trimmed; the last possible size ``K`` means "K or more").
+    ``estimates`` are the per-region estimates before consistency (also released
+    values). ``groups`` are the public group counts.
     """
 
     hierarchy: Hierarchy

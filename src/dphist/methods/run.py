@@ -1,0 +1,86 @@
+"""The one way a method runs: its blocks on sealed counts, under a budget.
+
+:func:`run` resolves the method's budget shares, runs its blocks through the kernel
+(:func:`dphist._kernel.run_pipeline`: every read charged first) and returns the
+:class:`Outcome` in the original bin order. :class:`~dphist.Session`, the audit and
+the experiments all call it, so a release, an audited run and a measured run are the
+same computation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from .._kernel import Accountant, Charge, NoiseSource, ProtectedCounts, run_pipeline
+from ..blocks import Pipeline, State, to_original_order
+from ..errors import InternalError
+
+__all__ = ["Outcome", "run"]
+
+
+@dataclass(frozen=True, eq=False)
+class Outcome:
+    """What one run of a method released, in the original bin order.
+
+    ``variance`` is the per-bin noise variance where the method states it; ``groups``
+    the released grouping of the bins (if any); ``timings`` the seconds per block (they
+    depend on the data: for experiments, never for a release's files); ``state`` the
+    blocks' final state in working order (released values only: for stage audits).
+    """
+
+    estimate: np.ndarray
+    variance: np.ndarray | None
+    groups: np.ndarray | None
+    ledger: tuple[Charge, ...]
+    timings: dict[str, float] = field(default_factory=dict)
+    state: State | None = None
+
+    @property
+    def certified(self) -> bool:
+        """False when a step reproduced a published noise scale that is not epsilon-DP."""
+        return all(c.certified for c in self.ledger)
+
+    @property
+    def spent(self) -> Fraction:
+        return sum((c.epsilon for c in self.ledger), Fraction(0))
+
+
+def run(
+    method: Pipeline | Sequence[Any],
+    data: ProtectedCounts,
+    *,
+    epsilon: Fraction,
+    budget: Accountant,
+    noise: NoiseSource,
+) -> Outcome:
+    """Run ``method`` (a :class:`~dphist.blocks.Pipeline` or its blocks) on ``data``.
+
+    ``budget`` is the accountant the run charges (a release's child of a session, say);
+    ``epsilon`` is the method's total, split by its blocks' shares before any read.
+    """
+    blocks = method.blocks if isinstance(method, Pipeline) else tuple(method)
+    n = data.n
+    state, timings = run_pipeline(
+        data,
+        blocks,
+        lambda plan: State(n=n, budgets=plan),
+        epsilon=epsilon,
+        budget=budget,
+        noise=noise,
+    )
+    if state.estimate is None or state.estimate.shape != (n,):
+        raise InternalError(f"the method produced no estimate of {n} bins")
+    order = state.order
+    return Outcome(
+        estimate=to_original_order(state.estimate, order),
+        variance=None if state.variance is None else to_original_order(state.variance, order),
+        groups=None if state.labels is None else to_original_order(state.labels, order),
+        ledger=budget.ledger,
+        timings=timings,
+        state=state,
+    )
