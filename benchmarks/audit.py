@@ -104,7 +104,7 @@ def main() -> None:
     start = time.perf_counter()
     if not args.no_methods:
         params_of = load_test_module("test_audit_methods").params_of
-        names = args.methods or [m.name for m in dh.methods()]
+        names = args.methods or [m.name for m in dh.list_methods()]
         for index, name in enumerate(names):
             if index < args.start or (args.stop is not None and index >= args.stop):
                 continue  # the seed stays tied to the index: parts add up to a full run

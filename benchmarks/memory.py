@@ -50,7 +50,7 @@ def main() -> None:
     parser.add_argument("--methods", default="all")
     args = parser.parse_args()
     names = (
-        [m.name for m in dh.methods()] if args.methods == "all" else args.methods.split(",")
+        [m.name for m in dh.list_methods()] if args.methods == "all" else args.methods.split(",")
     )
     print(f"{'method':<12} {'peak MB':>9} {'bytes/bin':>10} {'check uses':>11}")
     for name in names:

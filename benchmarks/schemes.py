@@ -34,7 +34,7 @@ def main() -> None:
         "--log-quadratic", action="store_true", help="also time S1 and its variants on Log"
     )
     args = parser.parse_args()
-    names = [m.name for m in dh.methods()]
+    names = [m.name for m in dh.list_methods()]
     sizes = [int(s) for s in args.sizes.split(",")]
 
     warm_up(names)

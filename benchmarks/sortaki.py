@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from dphist._numeric.sortaki import (
+from dphist._numeric.bucketing import (
     dp_partition,
     dpcube_partition,
     greedy_partition,

@@ -157,13 +157,13 @@ def test_aliases_and_case_resolve_to_the_same_method():
 
 
 def test_every_method_is_documented_and_cited():
-    infos = dh.methods()
+    infos = dh.list_methods()
     assert {"identity", "uniform"} <= {m.name for m in infos}
     for m in infos:
         assert m.summary and m.cite and m.name in str(m)
 
 
-@pytest.mark.parametrize("method", [m.name for m in dh.methods()])
+@pytest.mark.parametrize("method", [m.name for m in dh.list_methods()])
 @pytest.mark.parametrize("counts", [[0], [5], [0] * 17, list(range(33))])
 def test_every_method_runs_on_edge_inputs(method, counts):
     rel = dh.publish(counts, epsilon=0.25, method=method, rng=0, **dh.get_method(method).example)
@@ -172,7 +172,7 @@ def test_every_method_runs_on_edge_inputs(method, counts):
     assert all(c.epsilon > 0 for c in rel.ledger)
 
 
-@pytest.mark.parametrize("method", [m.name for m in dh.methods()])
+@pytest.mark.parametrize("method", [m.name for m in dh.list_methods()])
 def test_huge_epsilon_recovers_what_the_method_can_see(method):
     counts = np.array([4, 4, 4, 4, 4])
     rel = dh.publish(counts, epsilon=10**6, method=method, rng=0, **dh.get_method(method).example)

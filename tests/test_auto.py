@@ -1,4 +1,4 @@
-"""``method="auto"``: the rules of :func:`dphist.methods.auto.choose`, and that the
+"""``method="auto"``: the rules of :func:`dphist.methods.advisor.choose`, and that the
 choice depends on public facts only."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import dphist as dh
 from dphist import session as session_module
 from dphist import workloads
 from dphist.errors import InputTypeError, ValidationError
-from dphist.methods import auto
-from dphist.methods.auto import choose, predicted_seconds, workload_kind
+from dphist.methods import advisor
+from dphist.methods.advisor import choose, predicted_seconds, workload_kind
 
 # (n, epsilon, workload) -> method, each worked out by hand from the module's rules
 CASES = [
@@ -61,7 +61,7 @@ def test_time_budget_moves_to_faster_methods():
 
 
 def test_dominated_methods_are_never_chosen():
-    kinds = [*auto.WORKLOAD_KINDS, None, 3, 100]
+    kinds = [*advisor.WORKLOAD_KINDS, None, 3, 100]
     for n in (16, 1000, 5000, 40000, 10**6):
         for eps in (0.001, 0.05, 0.3, 1, 10):
             for kind in kinds:

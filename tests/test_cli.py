@@ -254,7 +254,7 @@ def test_methods_json(capsys):
     code, out, _ = run(capsys, "methods", "--json")
     assert code == 0
     payload = json.loads(out)
-    assert [m["name"] for m in payload] == [m.name for m in dphist.methods()]
+    assert [m["name"] for m in payload] == [m.name for m in dphist.list_methods()]
     by_name = {m["name"]: m for m in payload}
     assert {"identity", "uniform"} <= set(by_name)
     assert "lpa" in by_name["identity"]["aliases"]

@@ -89,7 +89,7 @@ def _sensitivities(method: str, k: int) -> list[Fraction]:
     return [c.sensitivity for c in rel.ledger]
 
 
-@pytest.mark.parametrize("method", [m.name for m in dh.methods()])
+@pytest.mark.parametrize("method", [m.name for m in dh.list_methods()])
 def test_every_sensitivity_scales_with_the_unit_bound(method):
     one, three = _sensitivities(method, 1), _sensitivities(method, 3)
     assert len(one) == len(three)

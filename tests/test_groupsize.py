@@ -234,7 +234,6 @@ def test_publish_validates_public_parameters():
         gs.publish_group_sizes([1, 2, 3], epsilon=1, rng=0)
 
 
-
 @pytest.mark.parametrize("method", ["cumulative", "ranked", "naive"])
 def test_groups_below_m0_are_reported_at_m0_not_refused(method):
     """Removing the only member of a one-person group makes a group of size 0 < m0:

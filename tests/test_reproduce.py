@@ -108,7 +108,7 @@ def test_paper_table2_totals_follow_from_the_stated_skylines():
         "S1+H": 6,
         "S2+H": 15,
     }
-    assert set(kellaris.SCHEMES) <= {m.name for m in dphist.methods()}
+    assert set(kellaris.SCHEMES) <= {m.name for m in dphist.list_methods()}
 
 
 def test_quick_kellaris_run_end_to_end(tmp_path):

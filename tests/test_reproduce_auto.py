@@ -10,7 +10,7 @@ import statistics
 import pytest
 
 from dphist import workloads as wl
-from dphist.methods.auto import choose
+from dphist.methods.advisor import choose
 from dphist.reproduce import auto
 
 # --------------------------------------------------------------------------- helpers

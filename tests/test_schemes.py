@@ -135,7 +135,7 @@ def test_bad_scheme_parameters_are_refused(method, params):
 @given(data=st.data(), n=st.integers(1, 120), eps=st.floats(0.01, 5))
 def test_every_method_on_random_inputs(data, n, eps):
     x = np.array(data.draw(st.lists(st.integers(0, 500), min_size=n, max_size=n)))
-    for info in dh.methods():
+    for info in dh.list_methods():
         rel = dh.publish(x, epsilon=eps, method=info.name, rng=1, **info.example)
         assert rel.estimate.shape == (n,) and np.isfinite(rel.estimate).all()
         assert rel.spent == Fraction(repr(eps)), info.name

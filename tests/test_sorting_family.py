@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 import dphist as dh
-from dphist._numeric.sortaki import SORTAKI_CONFIGS, waf_estimate
+from dphist._numeric.bucketing import waf_estimate
 from dphist.blocks import State, Threshold, WeightedAverage
 from dphist.errors import ValidationError
+from dphist.methods.sortaki_configs import SORTAKI_CONFIGS
 
 SORTAKI = ["GAHP", "sGAHP", "stGAHP", "sDAHP", "sDWF", "DPC", "sDPC", "sDAWA"]
 
@@ -67,7 +68,7 @@ def test_sorting_without_an_initializer_budget_is_refused(name):
 
 
 def test_table_two_is_fully_registered():
-    names = {m.name for m in dh.methods()}
+    names = {m.name for m in dh.list_methods()}
     assert set(SORTAKI_CONFIGS) - {"Identity"} <= names | {"DAWA"}
 
 

@@ -6,10 +6,10 @@
 True
 """
 
-from . import datasets, errors, export, groupsize, ingest, metrics, synthetic, workloads
+from . import datasets, errors, export, groupsize, ingest, methods, metrics, synthetic, workloads
 from ._kernel import REST
 from .errors import BudgetExceededError, DphistError, UnknownMethodError
-from .methods import MethodInfo, get_method, methods
+from .methods import MethodInfo, get_method, list_methods
 from .records import histogram
 from .release import Release
 from .session import Session, publish
@@ -31,6 +31,7 @@ __all__ = [
     "groupsize",
     "histogram",
     "ingest",
+    "list_methods",
     "methods",
     "metrics",
     "publish",

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import synthetic
 from .errors import DphistError, ValidationError
-from .methods import get_method, methods
+from .methods import get_method, list_methods
 from .session import publish
 
 __all__ = ["QUADRATIC", "Timing", "resolve_methods", "time_method", "time_methods", "warm_up"]
@@ -44,7 +44,7 @@ class Timing:
 def resolve_methods(spec: str | Sequence[str] | None) -> list[str]:
     """Canonical names for ``"all"`` / None (every method), ``"M1,M2"`` or a list."""
     if spec is None or (isinstance(spec, str) and spec.strip().lower() == "all"):
-        return [m.name for m in methods()]
+        return [m.name for m in list_methods()]
     names = spec.split(",") if isinstance(spec, str) else list(spec)
     out = [get_method(name.strip()).name for name in names if name.strip()]
     if not out:

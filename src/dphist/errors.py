@@ -71,7 +71,8 @@ class UnknownMethodError(DphistError, KeyError):
         close = difflib.get_close_matches(str(name).lower(), known, n=3, cutoff=0.5)
         hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         super().__init__(
-            f"unknown method {name!r}.{hint} Run dphist.methods() or 'dphist methods' to list them."
+            f"unknown method {name!r}.{hint} Run dphist.list_methods() or 'dphist methods' to "
+            "list them."
         )
         self.name = name
         self.suggestions = close

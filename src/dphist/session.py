@@ -9,7 +9,7 @@ private); an int seed or a ``numpy.random.Generator`` gives reproducible noise f
 experiments, and every release made with it has ``private=False``.
 
 ``method="auto"`` picks a registered method and its settings with
-:func:`dphist.methods.auto.choose` from public facts only (the number of bins,
+:func:`dphist.methods.advisor.choose` from public facts only (the number of bins,
 epsilon, ``workload=`` and ``time_budget=``); the release names the chosen method and
 records the reason in ``params["auto"]``.
 """
@@ -25,7 +25,7 @@ import numpy as np
 from ._kernel import Accountant, Charge, noise_source, protect, validate_epsilon
 from .errors import InputTypeError, PrivacyError, ValidationError
 from .methods import get_method
-from .methods.auto import choose
+from .methods.advisor import choose
 from .methods.run import run
 from .release import Release
 
@@ -160,7 +160,7 @@ class Session:
 
         The method and its parameters are validated and the budget is reserved before
         the data is read. ``method="auto"`` accepts only ``workload=`` and
-        ``time_budget=`` and chooses from public facts (see :mod:`dphist.methods.auto`).
+        ``time_budget=`` and chooses from public facts (see :mod:`dphist.methods.advisor`).
         """
         if self._closed:
             raise PrivacyError("this session is closed; open a new one to publish again")

@@ -29,7 +29,7 @@ import pytest
 import dphist as dh
 from dphist import audit
 
-METHODS = [m.name for m in dh.methods()]
+METHODS = [m.name for m in dh.list_methods()]
 N_BINS = 8
 
 

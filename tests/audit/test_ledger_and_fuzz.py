@@ -14,7 +14,7 @@ from dphist._kernel import REST, ProtectedCounts, as_fraction, resolve_shares, v
 from dphist.blocks import AbsoluteErrorGrouping, GroupTotals, NoisyBins, SortByNoisy
 from dphist.errors import BudgetPlanError, DphistError, ValidationError
 
-METHODS = [m.name for m in dh.methods()]
+METHODS = [m.name for m in dh.list_methods()]
 SENTINEL = 987_654_321
 
 
@@ -86,7 +86,7 @@ def test_extreme_inputs_give_finite_outputs_of_the_right_length(method, counts, 
 
 SHARE_PARAMETERS = ("ratio", "gamma_in")
 NOT_SHARES = ("eta",)  # AHP's threshold multiplier: a float in (0, 1) but no share
-SPLIT_METHODS = [m.name for m in dh.methods() if set(SHARE_PARAMETERS) & set(m.defaults)]
+SPLIT_METHODS = [m.name for m in dh.list_methods() if set(SHARE_PARAMETERS) & set(m.defaults)]
 EXTREMES = [1e-6, 1 - 1e-6]
 
 
@@ -97,7 +97,7 @@ def share_parameter(method: str) -> str:
 
 def test_every_float_parameter_in_the_unit_interval_is_a_known_share():
     """A new split parameter must be added to SHARE_PARAMETERS (and so to the fuzz)."""
-    for m in dh.methods():
+    for m in dh.list_methods():
         for name, default in m.defaults.items():
             if isinstance(default, float) and 0 < default < 1:
                 assert name in SHARE_PARAMETERS + NOT_SHARES, (m.name, name)

@@ -516,12 +516,12 @@ def test_correct_twin_passes(control, audit_row):
 
 
 def test_temporary_methods_leave_the_registry_as_it_was():
-    before = [m.name for m in dh.methods()]
+    before = [m.name for m in dh.list_methods()]
     with temporary_method(
         "mutant-probe", lambda: Pipeline((PairGroups(), GroupTotals(share=REST)))
     ):
         assert dh.get_method("mutant-probe").name == "mutant-probe"
-    assert [m.name for m in dh.methods()] == before
+    assert [m.name for m in dh.list_methods()] == before
     with pytest.raises(dh.UnknownMethodError):
         dh.get_method("mutant-probe")
 

@@ -88,9 +88,9 @@ def test_decision_pairs_find_nothing_on_a_data_independent_method():
 
 
 def test_noise_free_runs_leave_the_method_private_and_the_registry_untouched():
-    before = [m.name for m in dh.methods()]
+    before = [m.name for m in dh.list_methods()]
     audit.decision_pairs("AHP", [0, 5, 9], span=2)
-    assert [m.name for m in dh.methods()] == before
+    assert [m.name for m in dh.list_methods()] == before
     rel = dh.publish([0, 5, 9], epsilon=1.0, method="AHP", rng=1)
     assert rel.estimate.std() > 0 or rel.groups is not None
 

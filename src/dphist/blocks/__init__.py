@@ -1,6 +1,7 @@
 """Building blocks of methods. A method is a short :class:`Pipeline` of them."""
 
 from .base import REST, Block, Pipeline, State, to_original_order
+from .buckets import BucketPartition, WeightedAverage
 from .clustering import (
     AHPClustering,
     FixedSizeGroups,
@@ -12,14 +13,13 @@ from .fixed import FixedQueries
 from .group import GroupTotals
 from .order import SortByNoisy
 from .publish import NoisyBins, NoisyTotal
-from .selection import (
+from .smoothing import AbsoluteErrorGrouping, SquaredErrorGrouping
+from .structure import (
     FourierRelease,
     FourierSize,
     HierarchicalPartition,
     StructureFirstGrouping,
 )
-from .smoothing import AbsoluteErrorGrouping, SquaredErrorGrouping
-from .sortaki import BucketPartition, WeightedAverage
 from .tree import FrontierRelease, Hierarchy, TreeCutAbsolute, TreeCutSquared
 from .wavelet import HaarCoefficients
 

@@ -14,7 +14,7 @@ import typer
 from rich.table import Table
 
 from .. import export, synthetic
-from ..methods import methods
+from ..methods import list_methods
 from ..release import Release
 from ..session import publish
 from .common import (
@@ -103,12 +103,12 @@ def demo(
 
 
 @app.command("methods")
-def list_methods(
+def methods_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """List the registered methods."""
     rows = []
-    for m in methods():
+    for m in list_methods():
         split = m.budget_split()
         rows.append((m, split))
     if as_json:

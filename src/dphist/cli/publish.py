@@ -15,7 +15,7 @@ from rich.table import Table
 from .. import export, ingest, resources
 from ..errors import DphistError
 from ..methods import get_method
-from ..methods.auto import choose
+from ..methods.advisor import choose
 from ..release import Release
 from ..session import publish
 from .common import (

@@ -1,7 +1,11 @@
-"""Registered methods; importing this package fills the registry."""
+"""Registered methods; importing this package fills the registry.
+
+``dphist.methods.list_methods()`` lists them, ``get_method(name)`` finds one,
+``choose(n, epsilon, ...)`` picks one for ``method="auto"``.
+"""
 
 from . import catalog as _catalog  # noqa: F401  (registers every recipe)
-from .auto import choose
-from .registry import MethodInfo, get_method, methods, register
+from .advisor import choose
+from .registry import MethodInfo, get_method, list_methods, register
 
-__all__ = ["MethodInfo", "choose", "get_method", "methods", "register"]
+__all__ = ["MethodInfo", "choose", "get_method", "list_methods", "register"]

@@ -9,7 +9,6 @@ faster exact algorithm is used; the block docstrings say which).
 from __future__ import annotations
 
 from .._kernel import as_share
-from .._numeric.sortaki import SORTAKI_CONFIGS
 from ..blocks import (
     REST,
     AbsoluteErrorGrouping,
@@ -38,6 +37,7 @@ from ..blocks import (
     WeightedAverage,
 )
 from .registry import register
+from .sortaki_configs import SORTAKI_CONFIGS
 
 
 @register(

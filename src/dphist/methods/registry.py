@@ -21,7 +21,7 @@ from .._kernel import as_share, resolve_shares
 from ..blocks import Pipeline
 from ..errors import BudgetPlanError, CompositionError, UnknownMethodError, ValidationError
 
-__all__ = ["SHARE_PARAMETERS", "MethodInfo", "get_method", "methods", "register"]
+__all__ = ["SHARE_PARAMETERS", "MethodInfo", "get_method", "list_methods", "register"]
 
 SHARE_PARAMETERS = frozenset({"ratio"})
 """Method settings passed to blocks as a share of epsilon, checked here so that errors
@@ -143,6 +143,6 @@ def get_method(name: object) -> MethodInfo:
     return _REGISTRY[canonical]
 
 
-def methods() -> tuple[MethodInfo, ...]:
+def list_methods() -> tuple[MethodInfo, ...]:
     """All registered methods, in registration order."""
     return tuple(_REGISTRY.values())

@@ -1,6 +1,6 @@
 """How good is ``method="auto"``? Its regret against always using one fixed method.
 
-:func:`dphist.methods.auto.choose` picks a method from public facts only (N, ε, the
+:func:`dphist.methods.advisor.choose` picks a method from public facts only (N, ε, the
 workload, a time budget) by the rules of Kellaris et al. 2017 §7.4 and SORTaki
 §VII. This report measures what that choice costs against hindsight.
 
@@ -55,7 +55,7 @@ from .. import datasets as _datasets
 from .. import experiments as ex
 from .. import workloads as _workloads
 from .._io import atomic_write
-from ..methods.auto import choose
+from ..methods.advisor import choose
 from .report import Report
 
 __all__ = [

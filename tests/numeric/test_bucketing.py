@@ -11,9 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
 
-from dphist._numeric.sortaki import (
+from dphist._numeric.bucketing import (
     ERRORS,
-    SORTAKI_CONFIGS,
     ahp_error,
     bucket_errors,
     dp_partition,
@@ -21,13 +20,13 @@ from dphist._numeric.sortaki import (
     greedy_partition,
     laplace_variance,
     partition_error,
-    sortaki_config,
     uee_error,
     waf_estimate,
     waf_variance,
     waf_weights,
 )
 from dphist.errors import ValidationError
+from dphist.methods.sortaki_configs import SORTAKI_CONFIGS, sortaki_config
 
 SETTINGS = settings(max_examples=60, deadline=None)
 

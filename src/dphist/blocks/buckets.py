@@ -7,14 +7,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._kernel import GroupSums, PrivateView, noise_variance
-from .._numeric.segment import labels_from_starts
-from .._numeric.sortaki import (
+from .._numeric.bucketing import (
     dp_partition,
     dpcube_partition,
     greedy_partition,
     waf_variance,
     waf_weights,
 )
+from .._numeric.segment import labels_from_starts
 from ..errors import CompositionError, ValidationError
 from .base import Block, State, to_original_order, weighting_variance
 
