@@ -20,7 +20,7 @@ from dphist import groupsize as gs
 from dphist._kernel import NoisyPartition, count_cap, protect
 from dphist._kernel.groups import _emd_to_truth
 from dphist.errors import DphistError, InputTypeError, InternalError, ValidationError
-from dphist.groupsize.publish import _seal
+from dphist.groupsize.publish import seal
 
 # --------------------------------------------------------------------------- count cap
 
@@ -186,7 +186,7 @@ def test_emd_to_truth_equals_the_dense_formula():
     for _ in range(300):
         sizes = rng.choice(rng.integers(1, 60), size=rng.integers(0, 12)).astype(np.int64)
         data = gs.GroupSizeData.from_leaf_sizes(h, [sizes])
-        sealed = _seal(data)
+        sealed = seal(data)
         groups = int(sizes.size)
         est = np.bincount(rng.integers(0, rng.integers(1, 40), groups), minlength=1)
         s, c = np.unique(sizes, return_counts=True)
@@ -195,7 +195,7 @@ def test_emd_to_truth_equals_the_dense_formula():
 
 def test_emd_to_truth_does_not_allocate_by_a_true_size():
     h = gs.Hierarchy.from_fanouts([[1]])
-    sealed = _seal(gs.GroupSizeData.from_leaf_sizes(h, [np.array([3, 2**39])]))
+    sealed = seal(gs.GroupSizeData.from_leaf_sizes(h, [np.array([3, 2**39])]))
     assert _emd_to_truth(sealed, 1, np.array([0, 0, 0, 2])) == 2**39 - 3
 
 

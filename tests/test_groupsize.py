@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from dphist import groupsize as gs
 from dphist.errors import DomainError, DphistError, InputTypeError, ValidationError
-from dphist.groupsize.publish import _seal
+from dphist.groupsize.publish import seal
 
 
 def two_leaves(a, b):
@@ -253,8 +253,8 @@ def test_cumulative_cells_from_m0_do_not_see_sizes_below_it():
     data = two_leaves([0, 0, 2, 7], [1, 3])
     raised = two_leaves([1, 1, 2, 7], [1, 3])
     for node in range(3):
-        a = np.cumsum(_truncated(_seal(data), node, 5))[1:5]
-        b = np.cumsum(_truncated(_seal(raised), node, 5))[1:5]
+        a = np.cumsum(_truncated(seal(data), node, 5))[1:5]
+        b = np.cumsum(_truncated(seal(raised), node, 5))[1:5]
         assert a.tolist() == b.tolist()
 
 

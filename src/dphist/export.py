@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ import numpy as np
 from ._io import atomic_paths
 from .errors import DphistError, ValidationError
 from .ingest import Binning
-from .release import Release
+from .release import Release, json_default
 
 __all__ = [
     "FORMATS",
@@ -53,16 +52,6 @@ LEDGER_SUFFIX = ".ledger.json"
 
 class OutputError(DphistError):
     """An output file could not be written."""
-
-
-def json_default(value: Any) -> Any:
-    """The one JSON encoding of values the standard encoder refuses: exact rationals as
-    strings (``"1/3"``), numpy scalars as numbers, anything else as its ``repr``."""
-    if isinstance(value, Fraction):
-        return str(value)
-    if isinstance(value, np.generic):
-        return value.item()
-    return repr(value)
 
 
 def output_format(path: str | Path, formats: dict[str, str] = FORMATS) -> str:

@@ -19,7 +19,7 @@ import numpy as np
 from ._kernel import Charge
 from .errors import InputTypeError, WorkloadError
 
-__all__ = ["Release"]
+__all__ = ["Release", "json_default", "json_value"]
 
 
 def _bound(value: object, name: str, n: int) -> int:
@@ -138,7 +138,7 @@ class Release:
         no run times)."""
         return {
             "method": self.method,
-            "params": {k: _jsonable(v) for k, v in self.params.items()},
+            "params": {k: json_value(v) for k, v in self.params.items()},
             "epsilon": float(self.epsilon),
             "epsilon_exact": str(self.epsilon),
             "spent_exact": str(self.spent),
@@ -154,7 +154,7 @@ class Release:
         }
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict())
+        return json.dumps(self.to_dict(), default=json_default)
 
     def __repr__(self) -> str:
         mode = "private" if self.private else "NOT PRIVATE (seeded)"
@@ -164,11 +164,18 @@ class Release:
         )
 
 
-def _jsonable(value: Any) -> Any:
+def json_default(value: Any) -> Any:
+    """The one JSON encoding of values the standard encoder refuses: exact rationals as
+    strings (``"1/3"``), numpy scalars as numbers, anything else as its ``repr``."""
     if isinstance(value, Fraction):
-        return float(value)
+        return str(value)
     if isinstance(value, np.generic):
         return value.item()
+    return repr(value)
+
+
+def json_value(value: Any) -> Any:
+    """``value`` as JSON writes it (see :func:`json_default`)."""
     if isinstance(value, str | int | float | bool) or value is None:
         return value
-    return repr(value)
+    return json_default(value)

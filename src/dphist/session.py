@@ -20,69 +20,21 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
-
-from ._kernel import Accountant, Charge, noise_source, protect, validate_epsilon
-from .errors import InputTypeError, PrivacyError, ValidationError
+from ._kernel import (
+    Accountant,
+    Charge,
+    noise_source,
+    protect,
+    validate_epsilon,
+)
+from .errors import PrivacyError, ValidationError
+from .guarantee import histogram_guarantee, unit_terms
 from .methods import get_method
 from .methods.advisor import choose
 from .methods.run import run
 from .release import Release
 
-__all__ = [
-    "GUARANTEE_SECURE",
-    "GUARANTEE_SEEDED",
-    "GUARANTEE_UNCERTIFIED",
-    "Session",
-    "publish",
-    "unit_guarantee",
-    "unit_terms",
-]
-
-GUARANTEE_SECURE = (
-    "epsilon-DP for add/remove-one-record neighbours, with epsilon as in the ledger: exact "
-    "discrete Laplace noise on integer statistics, random bits from the operating system's "
-    "CSPRNG (timing side channels and code in the same process are not covered)"
-)
-
-
-def unit_terms(privacy_unit: object, max_records: object) -> tuple[str, int]:
-    """The privacy unit's name and its public record bound, checked.
-
-    ``privacy_unit=None`` with ``max_records=1`` is the record itself; a bound above 1
-    needs no name (it is then called "privacy unit").
-    """
-    if isinstance(max_records, bool) or not isinstance(max_records, int | np.integer):
-        raise InputTypeError(f"max_records must be an integer >= 1; got {max_records!r}")
-    if max_records < 1:
-        raise ValidationError(f"max_records must be >= 1; got {max_records!r}")
-    if privacy_unit is not None and not (isinstance(privacy_unit, str) and privacy_unit):
-        raise InputTypeError("privacy_unit must name the unit (a non-empty string) or be None")
-    if privacy_unit is None:
-        privacy_unit = "record" if max_records == 1 else "privacy unit"
-    return privacy_unit, int(max_records)
-
-
-def unit_guarantee(text: str, privacy_unit: str, max_records: int) -> str:
-    """``text`` with its neighbour relation stated for the privacy unit."""
-    if privacy_unit == "record" and max_records == 1:
-        return text
-    unit = (
-        f"add/remove-one-unit neighbours (privacy unit {privacy_unit!r}, at most "
-        f"{max_records} record{'s' if max_records > 1 else ''} each; every sensitivity "
-        f"is {max_records} times a record's)"
-    )
-    return text.replace("add/remove-one-record neighbours", unit)
-
-
-GUARANTEE_UNCERTIFIED = (
-    "none: a reference-mode step reproduces a published noise scale that is not "
-    "epsilon-DP (for reproducing published numbers only)"
-)
-GUARANTEE_SEEDED = (
-    "none: seeded noise is a reproducible simulation for experiments; anyone who knows the "
-    "seed can remove it"
-)
+__all__ = ["Session", "publish"]
 
 
 class Session:
@@ -171,12 +123,6 @@ class Session:
         eps = validate_epsilon(epsilon)
         budget = self._accountant.child(eps, label=info.name)
         outcome = run(pipeline, self._data, epsilon=eps, budget=budget, noise=self._noise.spawn())
-        if not self._noise.private:
-            guarantee = GUARANTEE_SEEDED
-        elif not outcome.certified:
-            guarantee = GUARANTEE_UNCERTIFIED
-        else:
-            guarantee = GUARANTEE_SECURE
         return Release(
             estimate=outcome.estimate,
             method=info.name,
@@ -184,7 +130,9 @@ class Session:
             epsilon=eps,
             ledger=outcome.ledger,
             private=self._noise.private and outcome.certified,
-            guarantee=unit_guarantee(guarantee, self._unit, self._data.max_records),
+            guarantee=histogram_guarantee(
+                self._noise.private, outcome.certified, self._unit, self._data.max_records
+            ),
             noise_variance=outcome.variance,
             groups=outcome.groups,
             timings=outcome.timings,

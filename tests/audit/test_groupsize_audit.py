@@ -35,7 +35,7 @@ from dphist import groupsize as gs
 from dphist._kernel import Accountant, GroupMeasurer, noise_source
 from dphist.audit import pair
 from dphist.groupsize.estimators import DEFAULT_NORM, naive_estimate
-from dphist.groupsize.publish import _estimate_level, _seal
+from dphist.groupsize.publish import _estimate_level, seal
 
 EPS = 1
 WIDTH = 8
@@ -90,7 +90,7 @@ def node_mechanism(method: str, *, per_level=(Fraction(EPS),), claimed=EPS, name
     def f(x, runs, gen):
         data = level_batch(x, runs, depth)
         budget = Accountant(sum(per_level, Fraction(0)), label="audit")
-        meas = GroupMeasurer(_seal(data), budget, noise_source(gen))
+        meas = GroupMeasurer(seal(data), budget, noise_source(gen))
         est = {}
         for lev, e in enumerate(per_level, start=1):
             est.update(

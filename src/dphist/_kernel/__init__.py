@@ -15,7 +15,7 @@ from .budget import (
     resolve_shares,
     validate_epsilon,
 )
-from .data import MAX_TOTAL, ProtectedCounts, count_cap, protect
+from .data import MAX_TOTAL, ProtectedCounts, count_cap, protect, records_per_unit
 from .groups import GroupMeasurer, ProtectedGroups, int_vector, protect_groups
 from .l1_partition import NoisyPartition
 from .noise import NoiseSource, noise_source, noise_variance
@@ -52,6 +52,7 @@ __all__ = [
     "noise_variance",
     "protect",
     "protect_groups",
+    "records_per_unit",
     "resolve_shares",
     "run_pipeline",
     "validate_epsilon",

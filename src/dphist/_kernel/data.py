@@ -19,9 +19,9 @@ import numbers
 
 import numpy as np
 
-from ..errors import DomainError, InputTypeError
+from ..errors import DomainError, InputTypeError, ValidationError
 
-__all__ = ["MAX_TOTAL", "ProtectedCounts", "count_cap", "protect"]
+__all__ = ["MAX_TOTAL", "ProtectedCounts", "count_cap", "protect", "records_per_unit"]
 
 MAX_TOTAL = 1 << 53
 """Largest total the sealed counts can reach: integers up to it are exact in float64."""
@@ -32,6 +32,15 @@ _RAW_RECORDS_HINT = (
     "use dh.histogram(values, edges=... | domain=... | categories=..., epsilon=..., "
     "method=...), and for a Series already in the public bin order pass .to_numpy()"
 )
+
+
+def records_per_unit(max_records: object) -> int:
+    """The public bound on one privacy unit's records, checked: an integer >= 1."""
+    if isinstance(max_records, bool) or not isinstance(max_records, numbers.Integral):
+        raise InputTypeError(f"max_records must be an integer >= 1; got {max_records!r}")
+    if max_records < 1:
+        raise ValidationError(f"max_records must be >= 1; got {max_records!r}")
+    return int(max_records)
 
 
 def count_cap(n: int) -> int:
@@ -119,7 +128,7 @@ def protect(counts: object, *, max_records: int = 1) -> ProtectedCounts:
             f"counts must be non-negative; {int(neg.sum())} entries are negative "
             f"(first at index {int(np.argmax(neg))})"
         )
-    return ProtectedCounts(_clamped(arr, count_cap(arr.size)), max_records)
+    return ProtectedCounts(_clamped(arr, count_cap(arr.size)), records_per_unit(max_records))
 
 
 def _clamped(arr: np.ndarray, cap: int) -> np.ndarray:

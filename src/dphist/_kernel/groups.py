@@ -42,8 +42,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..errors import DomainError, InputTypeError, InternalError, ValidationError
+from ..errors import DomainError, InputTypeError, InternalError
 from .budget import Accountant, Charge, Primitive, as_fraction
+from .data import records_per_unit
 from .noise import NoiseSource, rational_scale
 from .selection import report_noisy_min
 
@@ -137,15 +138,7 @@ def protect_groups(
         if np.any(np.diff(sz)[inner[1:]] <= 0):
             raise DomainError("sizes must be distinct and increasing within each leaf")
         off, sz, ct = _clamp_sizes(off, sz, ct, _MAX_SIZE - 1)
-    return ProtectedGroups(par, level, n_levels, off, sz, ct, _unit_bound(max_records))
-
-
-def _unit_bound(max_records: object) -> int:
-    if isinstance(max_records, bool) or not isinstance(max_records, int | np.integer):
-        raise InputTypeError(f"max_records must be an integer >= 1; got {max_records!r}")
-    if max_records < 1:
-        raise ValidationError(f"max_records must be >= 1; got {max_records!r}")
-    return int(max_records)
+    return ProtectedGroups(par, level, n_levels, off, sz, ct, records_per_unit(max_records))
 
 
 def _clamp_sizes(off, sz, ct, cap):

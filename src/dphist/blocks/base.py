@@ -16,8 +16,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._kernel import REST, PrivateView, as_fraction
-from ..errors import BudgetPlanError, CompositionError, InputTypeError, ValidationError
+from .._kernel import REST, PrivateView, as_share
+from ..errors import BudgetPlanError, CompositionError
+from .constraints import Constraint, check
 
 __all__ = ["REST", "Block", "Pipeline", "State", "to_original_order", "weighting_variance"]
 
@@ -70,25 +71,22 @@ class Block:
     """One step of a method.
 
     Subclasses set ``label`` (the ledger name), ``spends`` (whether the block needs a
-    view of the data) and implement :meth:`run`. ``share`` is the fraction of the
-    method's epsilon this block may spend: a number in [0, 1] or ``REST``.
+    view of the data), ``constraints`` (a rule per setting, checked when the block is
+    built; ``optional`` names settings that may be None) and implement :meth:`run`.
+    ``share`` is the fraction of the method's epsilon this block may spend: a number
+    in [0, 1] or ``REST``.
     """
 
     share: object = 0
     label: ClassVar[str] = "block"
     spends: ClassVar[bool] = False
+    constraints: ClassVar[Mapping[str, Constraint]] = {}
+    optional: ClassVar[frozenset[str]] = frozenset()
 
     def __post_init__(self) -> None:
-        if self.share is REST:
-            positive = True
-        else:
-            try:
-                q = as_fraction(self.share, name=f"{self.label}.share")
-            except (ValidationError, InputTypeError) as exc:
-                raise BudgetPlanError(str(exc)) from None
-            if not 0 <= q <= 1:
-                raise BudgetPlanError(f"{self.label}.share must lie in [0, 1]; got {self.share!r}")
-            positive = q > 0
+        for name, constraint in self.constraints.items():
+            check(name, getattr(self, name), constraint, optional=name in self.optional)
+        positive = self.share is REST or as_share(self.share, name=f"share of {self.label}") > 0
         if positive and not self.spends:
             raise CompositionError(
                 f"block {self.label!r} never reads the data, so its share must be 0; "

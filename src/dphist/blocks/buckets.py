@@ -15,8 +15,9 @@ from .._numeric.bucketing import (
     waf_weights,
 )
 from .._numeric.segment import labels_from_starts
-from ..errors import CompositionError, ValidationError
+from ..errors import CompositionError
 from .base import Block, State, to_original_order, weighting_variance
+from .constraints import Options, rules
 
 __all__ = ["BucketPartition", "WeightedAverage"]
 
@@ -44,18 +45,10 @@ class BucketPartition(Block):
     """
 
     label = "partition"
+    constraints = rules(partitioner=Options(*PARTITIONERS), error=Options(*ERRORS))
     partitioner: str = "dp"
     error: str = "ahp"
     publisher: str = "finalizer"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.partitioner not in PARTITIONERS:
-            raise ValidationError(
-                f"partitioner must be one of {PARTITIONERS}; got {self.partitioner!r}"
-            )
-        if self.error not in ERRORS:
-            raise ValidationError(f"error must be one of {ERRORS}; got {self.error!r}")
 
     def run(self, state: State, view: PrivateView | None) -> State:
         var_in, var_f = _variances(state, self.label, self.publisher)

@@ -16,8 +16,9 @@ from .._numeric.clustering import (
     greedy_group_relative,
 )
 from .._numeric.segment import labels_from_starts, segment
-from ..errors import CompositionError, ValidationError
+from ..errors import CompositionError
 from .base import Block, State
+from .constraints import Interval, Options, rules
 from .smoothing import equivalent_epsilon
 
 __all__ = [
@@ -53,13 +54,9 @@ class Threshold(Block):
     """
 
     label = "threshold"
+    constraints = rules(eta=Interval(float, 0))
     eta: float = 0.35
     source: str = "noisy_bins"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if not (isinstance(self.eta, int | float) and math.isfinite(self.eta) and self.eta >= 0):
-            raise ValidationError(f"eta must be a finite number >= 0; got {self.eta!r}")
 
     def run(self, state: State, view: PrivateView | None) -> State:
         eps1 = state.budgets.get(self.source)
@@ -81,19 +78,13 @@ class AHPClustering(Block):
     """
 
     label = "ahp_clustering"
+    constraints = rules(
+        clustering=Options(*AHP_CLUSTERINGS),
+        rule=Options(*EMPIRICAL_RULES, "all"),
+    )
     clustering: str = "greedy"
     rule: str = "all"
     publisher: str = "group_totals"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.clustering not in AHP_CLUSTERINGS:
-            raise ValidationError(
-                f"clustering must be one of {AHP_CLUSTERINGS}; got {self.clustering!r}"
-            )
-        rules = (*EMPIRICAL_RULES, "all")
-        if self.rule not in rules:
-            raise ValidationError(f"rule must be one of {rules}; got {self.rule!r}")
 
     def run(self, state: State, view: PrivateView | None) -> State:
         y = _sorted_noisy(state, self.label)
@@ -138,12 +129,8 @@ class FixedSizeGroups(Block):
     """
 
     label = "fixed_groups"
+    constraints = rules(width=Interval(int, 1))
     width: int = 100
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if isinstance(self.width, bool) or not isinstance(self.width, int) or self.width < 1:
-            raise ValidationError(f"width must be a positive integer; got {self.width!r}")
 
     def run(self, state: State, view: PrivateView | None) -> State:
         return state.with_(labels=np.arange(state.n) // self.width)

@@ -9,8 +9,9 @@ import numpy as np
 from .._kernel import PrivateView
 from .._kernel.operators import WeightedIntervalSums
 from .._numeric.greedyh import estimate_totals, greedy_h, implicit_gram, total_variances
-from ..errors import CompositionError, ValidationError
+from ..errors import CompositionError
 from .base import Block, State
+from .constraints import Options, rules
 
 __all__ = ["FixedQueries"]
 
@@ -36,13 +37,9 @@ class FixedQueries(Block):
     """
 
     label = "fixed_queries"
+    constraints = rules(workload=Options(*WORKLOADS))
     spends = True
     workload: str = "prefix"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.workload not in WORKLOADS:
-            raise ValidationError(f"workload must be one of {WORKLOADS}; got {self.workload!r}")
 
     def run(self, state: State, view: PrivateView | None) -> State:
         if state.labels is None:

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 from .._kernel import NoisyPartition, PrivateView, noise_variance
 from .._numeric.segment import labels_from_starts, segment, segment_sorted
-from ..errors import CompositionError, ValidationError
+from ..errors import CompositionError
 from .base import Block, State, weighting_variance
+from .constraints import Options, rules
 
 __all__ = ["AbsoluteErrorGrouping", "SquaredErrorGrouping", "equivalent_epsilon"]
 
@@ -36,15 +37,9 @@ class SquaredErrorGrouping(Block):
     """
 
     label = "s2_grouping"
+    constraints = rules(noise_term=Options(*NOISE_TERMS))
     publisher: str = "group_totals"
     noise_term: str = "first_principles"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.noise_term not in NOISE_TERMS:
-            raise ValidationError(
-                f"noise_term must be one of {NOISE_TERMS}; got {self.noise_term!r}"
-            )
 
     def run(self, state: State, view: PrivateView | None) -> State:
         if state.noisy is None or state.variance is None:
@@ -78,18 +73,10 @@ class AbsoluteErrorGrouping(Block):
 
     label = "l1_grouping"
     spends = True
+    constraints = rules(candidates=Options(*CANDIDATES), noise=Options(*NOISE_MODES))
     candidates: str = "all"
     publisher: str = "group_totals"
     noise: str = "certified"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.candidates not in CANDIDATES:
-            raise ValidationError(
-                f"candidates must be one of {CANDIDATES}; got {self.candidates!r}"
-            )
-        if self.noise not in NOISE_MODES:
-            raise ValidationError(f"noise must be one of {NOISE_MODES}; got {self.noise!r}")
 
     def run(self, state: State, view: PrivateView | None) -> State:
         eps2 = state.budgets.get(self.publisher)

@@ -16,16 +16,11 @@ from .._kernel import EFPASize, PHPClusters, PrivateView, SFBoundaries
 from .._kernel.operators import FourierCoefficients
 from .._kernel.selection import inverse_fourier
 from .._numeric.segment import labels_from_starts
-from ..errors import CompositionError, DataDependentParameterError, ValidationError
+from ..errors import CompositionError, DataDependentParameterError
 from .base import Block, State
+from .constraints import Interval, rules
 
 __all__ = ["FourierRelease", "FourierSize", "HierarchicalPartition", "StructureFirstGrouping"]
-
-
-def _positive_int(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValidationError(f"{name} must be a positive integer; got {value!r}")
-    return value
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,19 +36,18 @@ class StructureFirstGrouping(Block):
 
     label = "structure"
     spends = True
+    constraints = rules(k=Interval(int, 1), bound=Interval(int, 1))
+    optional = frozenset({"k"})
     k: int | None = None
     bound: int | None = None
 
     def __post_init__(self) -> None:
-        super().__post_init__()
         if self.bound is None:
             raise DataDependentParameterError(
                 "StructureFirst needs bound=F, a public upper bound on any count "
                 "(it sets the noise of the structure choice; it must not come from the data)"
             )
-        _positive_int(self.bound, "bound")
-        if self.k is not None:
-            _positive_int(self.k, "k")
+        super().__post_init__()
 
     def run(self, state: State, view: PrivateView | None) -> State:
         k = min(self.k or math.ceil(state.n / 10), state.n)
@@ -72,13 +66,10 @@ class HierarchicalPartition(Block):
     """
 
     label = "partition"
+    constraints = rules(max_clusters=Interval(int, 1))
     spends = True
     max_clusters: int = 2000
     publisher: str = "group_totals"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _positive_int(self.max_clusters, "max_clusters")
 
     def run(self, state: State, view: PrivateView | None) -> State:
         eps_n = state.budgets.get(self.publisher)

@@ -18,8 +18,9 @@ from .._numeric.tree import (
     level_budgets,
     tree_layout,
 )
-from ..errors import CompositionError, ValidationError
+from ..errors import CompositionError
 from .base import Block, State, weighting_variance
+from .constraints import AnyOf, Interval, Options, rules
 
 __all__ = [
     "FrontierRelease",
@@ -45,19 +46,15 @@ def split_epsilon(total: Fraction, levels: int, allocation: str) -> list[Fractio
     return [*parts, total - sum(parts, Fraction(0))]
 
 
+FANOUT = AnyOf(Interval(int, 2), Options("hb"))
+TREE = rules(fanout=FANOUT, allocation=Options(*ALLOCATIONS))
+
+
 def _fanout(value: object, n: int) -> int:
+    """The fan-out for ``n`` bins: the setting, or HB's branching for ``"hb"``."""
     if value == "hb":
         return hb_branching(n)[0] if n > 1 else 2
-    if isinstance(value, bool) or not isinstance(value, int) or value < 2:
-        raise ValidationError(f"fanout must be an integer >= 2 or 'hb'; got {value!r}")
-    return value
-
-
-def _check_tree_args(fanout: object, allocation: str) -> None:
-    if fanout != "hb" and (isinstance(fanout, bool) or not isinstance(fanout, int) or fanout < 2):
-        raise ValidationError(f"fanout must be an integer >= 2 or 'hb'; got {fanout!r}")
-    if allocation not in ALLOCATIONS:
-        raise ValidationError(f"allocation must be one of {ALLOCATIONS}; got {allocation!r}")
+    return int(value)
 
 
 def _measure_levels(
@@ -87,12 +84,9 @@ class Hierarchy(Block):
 
     label = "tree"
     spends = True
+    constraints = TREE
     fanout: object = 16
     allocation: str = "uniform"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check_tree_args(self.fanout, self.allocation)
 
     def run(self, state: State, view: PrivateView | None) -> State:
         layout = tree_layout(state.n, _fanout(self.fanout, state.n))
@@ -120,13 +114,10 @@ def _final_variance(epsilon: Fraction, layout: TreeLayout, allocation: str) -> n
 class _TreeCut(Block):
     """Shared settings of the blocks that choose a cut of the fan-out tree."""
 
+    constraints = TREE
     fanout: object = 16
     allocation: str = "uniform"
     publisher: str = "frontier_release"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check_tree_args(self.fanout, self.allocation)
 
     def _setup(self, state: State) -> tuple[TreeLayout, np.ndarray]:
         if state.order is not None:
@@ -198,11 +189,8 @@ class FrontierRelease(Block):
 
     label = "frontier_release"
     spends = True
+    constraints = rules(allocation=Options(*ALLOCATIONS))
     allocation: str = "uniform"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check_tree_args(16, self.allocation)
 
     def run(self, state: State, view: PrivateView | None) -> State:
         layout, cut = state.notes.get("tree"), state.notes.get("cut")

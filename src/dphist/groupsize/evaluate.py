@@ -27,7 +27,7 @@ from .._kernel import Accountant, GroupMeasurer, noise_source, validate_epsilon
 from .._numeric.isotonic import largest_remainder, project_simplex
 from ..errors import ValidationError
 from .hierarchy import GroupSizeData
-from .publish import DEFAULT_K, GroupSizeRelease, _plan, _release, _run, _seal
+from .publish import GroupSizeRelease, estimate, plan, release, seal
 
 __all__ = ["emd", "level_emds", "node_emds", "omniscient", "select_private"]
 
@@ -186,35 +186,13 @@ def select_private(
         bad = set(cand) & {"data", "epsilon", "rng"}
         if bad:
             raise ValidationError(f"candidates[{i}] may not set {sorted(bad)}")
-        plans.append(
-            _plan(
-                data,
-                eps,
-                cand.get("method", "cumulative"),
-                cand.get("norm"),
-                cand.get("level_epsilon"),
-                cand.get("K", DEFAULT_K),
-                cand.get("m0", 0),
-                cand.get("merge", "weighted"),
-            )
-        )
-    sealed = _seal(plans[0][0])
-    measurer = GroupMeasurer(sealed, budget, noise)
-    runs = []
-    for i, (d, _, methods, norms, levels, k, m0) in enumerate(plans):
-        merge = candidates[i].get("merge", "weighted")
-        runs.append(
-            _run(sealed, d, measurer, levels, methods, norms, k, m0, merge, tag=f"candidate {i}: ")
-        )
+        plans.append(plan(data, epsilon=eps, **cand))
+    measurer = GroupMeasurer(seal(plans[0].data), budget, noise)
+    runs = [estimate(p, measurer, tag=f"candidate {i}: ") for i, p in enumerate(plans)]
     chosen = measurer.select_min_emd(
-        [final for _, final, _ in runs], epsilon=sel, block="selection"
+        [run.histograms for run in runs], epsilon=sel, block="selection"
     )
-    d, _, methods, norms, levels, k, m0 = plans[chosen]
-    est, final, timings = runs[chosen]
-    merge = candidates[chosen].get("merge", "weighted")
-    rel = _release(
-        d, est, final, methods, norms, k, m0, merge, levels, budget.ledger, noise, timings
-    )
+    rel = release(plans[chosen], runs[chosen], budget.ledger, noise)
     return rel, chosen
 
 

@@ -20,12 +20,14 @@ from .._kernel import (
     Accountant,
     Charge,
     GroupMeasurer,
+    NoiseSource,
+    ProtectedGroups,
     noise_source,
     protect_groups,
     validate_epsilon,
 )
 from ..errors import InputTypeError, ValidationError
-from ..session import unit_terms
+from ..guarantee import group_guarantee, unit_terms
 from .consistency import top_down
 from .estimators import (
     DEFAULT_NORM,
@@ -39,27 +41,20 @@ from .hierarchy import GroupSizeData, Hierarchy
 
 __all__ = [
     "DEFAULT_K",
-    "GUARANTEE_SECURE",
-    "GUARANTEE_SEEDED",
+    "Estimates",
     "GroupSizeRelease",
+    "Plan",
+    "estimate",
+    "plan",
     "publish_group_sizes",
+    "release",
+    "seal",
 ]
 
 # Public cap on group sizes for the truncated and cumulative measurements: sizes >= K
 # are pooled in the last cell. A public choice, never derived from the data; 10**4
 # covers households and most group quarters (the paper used 10**5, spec §10.1).
 DEFAULT_K = 10_000
-
-GUARANTEE_SECURE = (
-    "epsilon-DP for neighbours that add or remove one entity (the hierarchy and the "
-    "number of groups per region are public), with epsilon as in the ledger: exact "
-    "discrete Laplace noise from the operating system's CSPRNG (timing side channels and "
-    "code in the same process are not covered)"
-)
-GUARANTEE_SEEDED = (
-    "none: seeded noise is a reproducible simulation for experiments; anyone who knows the "
-    "seed can remove it"
-)
 
 
 @dataclass(frozen=True, eq=False)
@@ -130,8 +125,32 @@ def _per_level(value: object, n_levels: int, name: str) -> list:
     raise InputTypeError(f"{name} must be a string or a sequence of strings (one per level)")
 
 
-def _plan(data, epsilon, method, norm, level_epsilon, k, m0, merge):
-    """Validate every public parameter before anything is sealed or read."""
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """A group-size release's public parameters, all checked before anything is read."""
+
+    data: GroupSizeData
+    epsilon: Fraction
+    methods: tuple[str, ...]
+    norms: tuple[str, ...]
+    levels: tuple[Fraction, ...]
+    k: int
+    m0: int
+    merge: str
+
+
+def plan(
+    data: object,
+    *,
+    epsilon: object,
+    method: str | Sequence[str] = "cumulative",
+    K: int = DEFAULT_K,
+    m0: int = 0,
+    norm: str | Sequence[str] | None = None,
+    level_epsilon: Sequence[object] | None = None,
+    merge: str = "weighted",
+) -> Plan:
+    """Validate every public parameter of :func:`publish_group_sizes` (same meaning)."""
     if isinstance(data, tuple) and len(data) == 2 and isinstance(data[0], Hierarchy):
         data = GroupSizeData.from_leaf_sizes(*data)
     if not isinstance(data, GroupSizeData):
@@ -151,16 +170,27 @@ def _plan(data, epsilon, method, norm, level_epsilon, k, m0, merge):
     for n in norms:
         if n not in ("l1", "l2"):
             raise ValidationError(f"norm must be 'l1' or 'l2'; got {n!r}")
+    levels = _level_epsilons(level_epsilon, eps, n_levels)
+    k, m0 = _size_bounds(K, m0)
+    if merge not in ("weighted", "mean"):
+        raise ValidationError(f"merge must be 'weighted' or 'mean'; got {merge!r}")
+    return Plan(data, eps, tuple(methods), tuple(norms), tuple(levels), k, m0, merge)
+
+
+def _level_epsilons(level_epsilon: object, eps: Fraction, n_levels: int) -> list[Fraction]:
     if level_epsilon is None:
-        levels = [eps / n_levels] * n_levels
-    else:
-        if isinstance(level_epsilon, str) or not isinstance(level_epsilon, Sequence):
-            raise InputTypeError("level_epsilon must be a sequence of numbers (one per level)")
-        if len(level_epsilon) != n_levels:
-            raise ValidationError(f"level_epsilon must have one entry per level ({n_levels})")
-        levels = [validate_epsilon(e, name="level_epsilon") for e in level_epsilon]
-        if sum(levels, Fraction(0)) > eps:
-            raise ValidationError("level_epsilon must add up to at most epsilon")
+        return [eps / n_levels] * n_levels
+    if isinstance(level_epsilon, str) or not isinstance(level_epsilon, Sequence):
+        raise InputTypeError("level_epsilon must be a sequence of numbers (one per level)")
+    if len(level_epsilon) != n_levels:
+        raise ValidationError(f"level_epsilon must have one entry per level ({n_levels})")
+    levels = [validate_epsilon(e, name="level_epsilon") for e in level_epsilon]
+    if sum(levels, Fraction(0)) > eps:
+        raise ValidationError("level_epsilon must add up to at most epsilon")
+    return levels
+
+
+def _size_bounds(k: object, m0: object) -> tuple[int, int]:
     for name, v in (("K", k), ("m0", m0)):
         if isinstance(v, bool) or not isinstance(v, int | np.integer):
             raise InputTypeError(f"{name} must be an integer (a public parameter)")
@@ -169,9 +199,7 @@ def _plan(data, epsilon, method, norm, level_epsilon, k, m0, merge):
         raise ValidationError(f"m0 must be >= 0; got {m0}")
     if k <= m0:
         raise ValidationError(f"K must exceed m0; got K={k}, m0={m0}")
-    if merge not in ("weighted", "mean"):
-        raise ValidationError(f"merge must be 'weighted' or 'mean'; got {merge!r}")
-    return data, eps, methods, norms, levels, k, m0
+    return k, m0
 
 
 def _estimate_level(measurer, data, level, method, norm, eps, k, m0, block):
@@ -192,71 +220,66 @@ def _estimate_level(measurer, data, level, method, norm, eps, k, m0, block):
     return out
 
 
-def _run(sealed, data, measurer, eps_levels, methods, norms, k, m0, merge, tag=""):
-    h = data.hierarchy
+@dataclass(frozen=True, eq=False)
+class Estimates:
+    """One run of a plan: per-region estimates, the consistent histograms, timings."""
+
+    estimates: list[np.ndarray]
+    histograms: list[np.ndarray]
+    timings: dict[str, float]
+
+
+def estimate(plan: Plan, measurer: GroupMeasurer, *, tag: str = "") -> Estimates:
+    """Measure every level of ``plan`` through ``measurer`` (one charge per level),
+    estimate every region and make the estimates consistent top-down."""
+    h = plan.data.hierarchy
     estimates: dict[int, np.ndarray] = {}
     timings = {}
     for level in range(h.n_levels):
         t0 = time.perf_counter()
+        method = plan.methods[level]
         estimates.update(
             _estimate_level(
-                measurer,
-                data,
-                level,
-                methods[level],
-                norms[level],
-                eps_levels[level],
-                k,
-                m0,
-                f"{tag}level {level} ({methods[level]})",
+                measurer, plan.data, level, method, plan.norms[level], plan.levels[level],
+                plan.k, plan.m0, f"{tag}level {level} ({method})",
             )
-        )
+        )  # fmt: skip
         timings[f"level {level}"] = time.perf_counter() - t0
     est = [estimates[r] for r in range(h.n_nodes)]
     t0 = time.perf_counter()
-    final = top_down(h, est, methods, [float(e) for e in eps_levels], rule=merge)
+    final = top_down(h, est, plan.methods, [float(e) for e in plan.levels], rule=plan.merge)
     timings["consistency"] = time.perf_counter() - t0
-    return est, final, timings
+    return Estimates(est, final, timings)
 
 
-def _seal(data: GroupSizeData, max_records: int = 1):
+def seal(data: GroupSizeData, max_records: int = 1) -> ProtectedGroups:
+    """The group sizes sealed in the kernel (``max_records``: records per privacy unit)."""
     return protect_groups(
         data.hierarchy.parent, data.offsets, data.sizes, data.counts, max_records=max_records
     )
 
 
-def _guarantee(private: bool, unit: str, max_records: int) -> str:
-    if not private:
-        return GUARANTEE_SEEDED
-    if unit == "entity" and max_records == 1:
-        return GUARANTEE_SECURE
-    return GUARANTEE_SECURE.replace(
-        "add or remove one entity",
-        f"add or remove one privacy unit ({unit!r}, at most {max_records} entity records "
-        f"each; every sensitivity is {max_records} times an entity's)",
-    )
-
-
-def _release(
-    data, est, final, methods, norms, k, m0, merge, levels, ledger, noise, timings,
-    unit=("entity", 1),
-):  # fmt: skip
+def release(
+    plan: Plan, run: Estimates, ledger: Sequence[Charge], noise: NoiseSource,
+    unit: tuple[str, int] = ("entity", 1),
+) -> GroupSizeRelease:  # fmt: skip
+    """The :class:`GroupSizeRelease` of one run of ``plan`` with its ledger."""
     private = noise.private
     return GroupSizeRelease(
-        hierarchy=data.hierarchy,
-        histograms=tuple(final),
-        estimates=tuple(est),
-        groups=data.groups.copy(),
-        methods=tuple(methods),
-        norms=tuple(norms),
-        k=k,
-        m0=m0,
-        merge=merge,
-        level_epsilon=tuple(levels),
+        hierarchy=plan.data.hierarchy,
+        histograms=tuple(run.histograms),
+        estimates=tuple(run.estimates),
+        groups=plan.data.groups.copy(),
+        methods=plan.methods,
+        norms=plan.norms,
+        k=plan.k,
+        m0=plan.m0,
+        merge=plan.merge,
+        level_epsilon=plan.levels,
         ledger=tuple(ledger),
         private=private,
-        guarantee=_guarantee(private, *unit),
-        timings=timings,
+        guarantee=group_guarantee(private, *unit),
+        timings=run.timings,
         privacy_unit=unit[0],
         max_records=unit[1],
     )
@@ -310,17 +333,13 @@ def publish_group_sizes(
     ``dphist._kernel.groups``); levels compose sequentially, the rest is
     post-processing. The ledger holds one exact charge per level.
     """
-    data, eps, methods, norms, levels, k, m0 = _plan(
-        data, epsilon, method, norm, level_epsilon, K, m0, merge
-    )
+    p = plan(
+        data, epsilon=epsilon, method=method, K=K, m0=m0, norm=norm,
+        level_epsilon=level_epsilon, merge=merge,
+    )  # fmt: skip
     noise = noise_source(rng)
     unit, bound = unit_terms(privacy_unit, max_records)
     unit = "entity" if unit == "record" else unit
-    sealed = _seal(data, bound)
-    budget = Accountant(eps, label="group sizes")
-    measurer = GroupMeasurer(sealed, budget, noise)
-    est, final, timings = _run(sealed, data, measurer, levels, methods, norms, k, m0, merge)
-    return _release(
-        data, est, final, methods, norms, k, m0, merge, levels, budget.ledger, noise, timings,
-        (unit, bound),
-    )  # fmt: skip
+    budget = Accountant(p.epsilon, label="group sizes")
+    measurer = GroupMeasurer(seal(p.data, bound), budget, noise)
+    return release(p, estimate(p, measurer), budget.ledger, noise, (unit, bound))

@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from .._kernel import records_per_unit
 from ..errors import InputTypeError, ValidationError
 from .binning import Binning, label_number, outside_policy
 from .sources import Table, connect, first_line, open_file, open_values
@@ -97,11 +98,7 @@ def unit_bound(privacy_unit: object, max_records: object) -> int | None:
             "a privacy unit needs max_records (--max-records K): the most records one unit "
             "may contribute"
         )
-    if isinstance(max_records, bool) or not isinstance(max_records, int | np.integer):
-        raise InputTypeError(f"max_records must be an integer >= 1; got {max_records!r}")
-    if int(max_records) < 1:
-        raise ValidationError(f"max_records must be >= 1; got {max_records!r}")
-    return int(max_records)
+    return records_per_unit(max_records)
 
 
 # --------------------------------------------------------------------------- bins
