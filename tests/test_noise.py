@@ -100,7 +100,7 @@ def _draw_below(words, m, count):
     out = np.empty(count, dtype=np.uint64)
     pos = 0
     for i in range(count):
-        out[i], pos = nz._below(words, pos, m)
+        out[i], pos = nz.uniform_below(words, pos, m)
     return out, pos
 
 
@@ -117,7 +117,7 @@ def test_bounded_integers_are_uniform(m):
 
 def test_below_signals_exhaustion_instead_of_reading_past_the_buffer():
     words = np.array([2**63 - 1], dtype=np.uint64)  # rejected for m = 3
-    _, pos = nz._below(words, 0, np.uint64(3))
+    _, pos = nz.uniform_below(words, 0, np.uint64(3))
     assert pos == -1
 
 

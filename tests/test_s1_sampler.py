@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from numba import njit
 from scipy import stats
 
-from dphist._kernel import NoisyPartition
+from dphist._kernel import NoisyPartition, coins
 from dphist._kernel import partition as pt
 from dphist._kernel.noise import GeneratorBits, noise_source, rational_scale
 from dphist._numeric import deviation as dv
@@ -304,7 +304,7 @@ def _tail_freq(words, m, paid, t, s, reps):
     pos = 0
     hits = 0
     for _ in range(reps):
-        ok, pos = pt._tail_rest(words, pos, m, paid, t, s)
+        ok, pos = coins.tail_rest(words, pos, m, paid, t, s)
         if pos < 0:
             return -1
         hits += ok
@@ -316,7 +316,7 @@ def _laplace_draws(words, t, s, reps):
     out = np.empty(reps, dtype=np.int64)
     pos = 0
     for r in range(reps):
-        out[r], pos = pt._laplace(words, pos, t, s)
+        out[r], pos = coins.laplace_draw(words, pos, t, s)
     return out
 
 
@@ -355,7 +355,7 @@ def test_laplace_draws_follow_the_discrete_laplace():
     d=st.integers(1, 2**56),
 )
 def test_muldivmod_is_exact(a, b, d):
-    q, r = pt._muldivmod(a, b, d)
+    q, r = coins.muldivmod(a, b, d)
     assert r == (a * b) % d
     assert q == min((a * b) // d, 2**62)
 

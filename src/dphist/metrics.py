@@ -274,7 +274,8 @@ def scaled_mse(true: ArrayLike, estimate: ArrayLike, /, workload: Workload) -> f
 
 
 def scaled_l2(true: ArrayLike, estimate: ArrayLike, /, workload: Workload) -> float:
-    """DPBench scaled average per-query error, Euclidean-norm variant.
+    """DPBench scaled average per-query error, Euclidean-norm variant (arguments and
+    errors as for :func:`scaled_mse`).
 
     ``||yhat - y||_2 / (s * q)``: the Euclidean norm of the vector of query errors
     (the square root of the summed squared errors, not the sum itself) divided by
@@ -282,26 +283,6 @@ def scaled_l2(true: ArrayLike, estimate: ArrayLike, /, workload: Workload) -> fl
     a count per record, so for data-independent Laplace methods it is unchanged
     when the scale is multiplied and epsilon divided by the same factor. Its
     magnitudes are far smaller than :func:`scaled_mse`; always say which is reported.
-
-    Parameters
-    ----------
-    true, estimate : array_like
-        Histograms over the same ``N`` bins.
-    workload : dphist.workloads.Workload
-        Range workload on ``n = N`` bins.
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    ValidationError
-        If ``true`` is all zeros (scale 0).
-
-    See Also
-    --------
-    scaled_mse : the squared-loss variant.
     """
     t, x = _pair(true, estimate)
     s = _l1_total(t)
@@ -372,23 +353,9 @@ def kld(true: ArrayLike, estimate: ArrayLike, /, tau: float = 1e-3) -> float:
 
 
 def nonpositive_bins(true: ArrayLike, estimate: ArrayLike, /) -> int:
-    """Number of bins where the estimate is ``<= 0`` but the true count is positive.
-
-    These are the bins that make the strict KLD infinite.
-
-    Parameters
-    ----------
-    true, estimate : array_like
-        Histograms over the same ``N`` bins.
-
-    Returns
-    -------
-    int
-
-    Notes
-    -----
-    O(N).
-    """
+    """Number of bins where the estimate is ``<= 0`` but the true count is positive
+    (histograms over the same ``N`` bins; O(N)): the bins that make the strict KLD
+    infinite."""
     t, x = _pair(true, estimate)
     return int(np.count_nonzero((x <= 0) & (t > 0)))
 

@@ -106,7 +106,7 @@ _WORD64 = frozenset({"PCG64", "PCG64DXSM", "Philox", "SFC64"})  # random_raw giv
 
 
 @njit(cache=True)
-def _below(words, pos, m):
+def uniform_below(words, pos, m):
     """Exactly uniform integer in [0, m) by rejection on 63-bit words; pos < 0 = exhausted."""
     limit = (np.uint64(1) << np.uint64(63)) // m * m
     while 0 <= pos < words.shape[0]:
@@ -118,7 +118,7 @@ def _below(words, pos, m):
 
 
 @njit(cache=True)
-def _bernoulli_exp_neg(words, pos, num, den):
+def bernoulli_exp_neg(words, pos, num, den):
     """Bernoulli(exp(-num/den)) for 0 <= num <= den (CKS20 Algorithm 1, gamma <= 1).
 
     Draw A_k ~ Bernoulli(gamma/k) for k = 1, 2, ... until one fails; the result is 1
@@ -126,7 +126,7 @@ def _bernoulli_exp_neg(words, pos, num, den):
     """
     k = np.uint64(1)
     while True:
-        a, pos = _below(words, pos, den * k)
+        a, pos = uniform_below(words, pos, den * k)
         if pos < 0:
             return False, pos
         if a >= num:
@@ -153,15 +153,15 @@ def _discrete_laplace_fill(words, t, s, out, start):
         if n_words - pos < _MARGIN:
             return i, pos
         while True:
-            u, pos = _below(words, pos, t)
-            accept, pos = _bernoulli_exp_neg(words, pos, u, t)
+            u, pos = uniform_below(words, pos, t)
+            accept, pos = bernoulli_exp_neg(words, pos, u, t)
             if pos < 0:
                 return i, pos
             if not accept:
                 continue
             v = np.uint64(0)
             while True:
-                success, pos = _bernoulli_exp_neg(words, pos, one, one)
+                success, pos = bernoulli_exp_neg(words, pos, one, one)
                 if pos < 0:
                     return i, pos
                 if not success:

@@ -163,11 +163,7 @@ class IntervalSums(Query):
             raise ValidationError("interval bounds must be two non-empty 1-D integer arrays")
         if lo.min() < 0 or hi.max() > n or np.any(lo >= hi):
             raise ValidationError(f"intervals must satisfy 0 <= lo < hi <= n={n}")
-        lo, hi = lo.astype(np.int64), hi.astype(np.int64)
-        lo.flags.writeable = hi.flags.writeable = False
-        object.__setattr__(self, "n", n)
-        object.__setattr__(self, "lo", lo)
-        object.__setattr__(self, "hi", hi)
+        _freeze(self, n, lo=lo, hi=hi)
 
     @property
     def size(self) -> int:
@@ -180,6 +176,15 @@ class IntervalSums(Query):
     def apply(self, x: np.ndarray) -> np.ndarray:
         prefix = _prefix(x)
         return prefix[self.hi] - prefix[self.lo]
+
+
+def _freeze(query: Query, n: int, **arrays: np.ndarray) -> None:
+    """Set a frozen query's ``n`` and its bound arrays (int64, read-only)."""
+    object.__setattr__(query, "n", n)
+    for name, values in arrays.items():
+        values = np.asarray(values).astype(np.int64)
+        values.flags.writeable = False
+        object.__setattr__(query, name, values)
 
 
 def _coverage(n: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -213,15 +218,10 @@ class SignedIntervalSums(Query):
             or not all(np.issubdtype(a.dtype, np.integer) for a in arrays)
         ):
             raise ValidationError("coefficient bounds must be three equal 1-D integer arrays")
-        lo, mid, hi = (a.astype(np.int64) for a in arrays)
+        lo, mid, hi = arrays
         if lo.min() < 0 or hi.max() > n or np.any(lo >= mid) or np.any(mid > hi):
             raise ValidationError(f"coefficients must satisfy 0 <= lo < mid <= hi <= n={n}")
-        for a in (lo, mid, hi):
-            a.flags.writeable = False
-        object.__setattr__(self, "n", n)
-        object.__setattr__(self, "lo", lo)
-        object.__setattr__(self, "mid", mid)
-        object.__setattr__(self, "hi", hi)
+        _freeze(self, n, lo=lo, mid=mid, hi=hi)
 
     @property
     def size(self) -> int:

@@ -67,10 +67,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .._numeric.deviation import DeviationIndex, _interval_dev, l1_partition_streamed
-from .._numeric.segment import _starts_from_back
+from .._numeric.deviation import DeviationIndex, interval_dev, l1_partition_streamed
+from .._numeric.segment import starts_from_back
 from ..errors import InternalError
-from .noise import BitSource, NoiseSource, _below, _bernoulli_exp_neg
+from .coins import fair_heads, geometric_draw, laplace_draw, muldivmod, tail_rest, uniform_bits
+from .noise import BitSource, NoiseSource
 
 __all__ = ["certified_full_partition", "lazy_supported", "reference_full_partition"]
 
@@ -85,175 +86,6 @@ _DONE = 0
 _REFILL = 1  # out of words: keep words[pos:] and call again (the step is replayed)
 _HEADROOM = 2  # a guard tripped (astronomically unlikely): raise
 _BROKEN = 3  # an internal invariant failed: raise
-
-
-# --------------------------------------------------------------------------- coins
-
-
-@njit(cache=True)
-def _fair_heads(words, pos, k):
-    """True when ``k`` fair coins all come up heads (probability 2**-k)."""
-    n = words.shape[0]
-    while k > 0:
-        if pos < 0 or pos >= n:
-            return False, -1
-        w = words[pos]
-        pos += 1
-        take = k if k < 63 else 63
-        mask = (np.uint64(1) << np.uint64(take)) - np.uint64(1)
-        if (w & mask) != np.uint64(0):
-            return False, pos
-        k -= take
-    return True, pos
-
-
-@njit(cache=True)
-def _bits(words, pos, h):
-    """Uniform integer in [0, 2**h), h <= 62."""
-    if pos < 0 or pos >= words.shape[0]:
-        return 0, -1
-    w = words[pos]
-    return np.int64(w & ((np.uint64(1) << np.uint64(h)) - np.uint64(1))), pos + 1
-
-
-@njit(cache=True)
-def _two_over_e(words, pos):
-    """Bernoulli(2/e): CKS20 Algorithm 1 for gamma = 1 continued after its fair coin."""
-    k = np.uint64(3)
-    while True:
-        a, pos = _below(words, pos, k)
-        if pos < 0:
-            return False, pos
-        if a >= np.uint64(1):
-            return (k & np.uint64(1)) == np.uint64(1), pos
-        k += np.uint64(1)
-        if k > np.uint64(127):
-            return False, -2
-
-
-@njit(cache=True)
-def _exp_coin(words, pos, num, den):
-    """Bernoulli(exp(-num/den)) for integers num >= 0, 1 <= den <= 2**56."""
-    whole = num // den
-    rest = num - whole * den
-    for _ in range(whole):
-        ok, pos = _bernoulli_exp_neg(words, pos, np.uint64(1), np.uint64(1))
-        if pos < 0 or not ok:
-            return False, pos
-    return _bernoulli_exp_neg(words, pos, np.uint64(rest), np.uint64(den))
-
-
-@njit(cache=True)
-def _negative_sign(words, pos, t, s):
-    """Bernoulli(rho / (1 + rho)), rho = exp(-s/t): the sign of CKS20 Algorithm 2."""
-    n = words.shape[0]
-    while True:
-        if pos < 0 or pos >= n:
-            return False, -1
-        w = words[pos]
-        pos += 1
-        if (w & np.uint64(1)) == np.uint64(0):
-            return False, pos
-        nonzero, pos = _exp_coin(words, pos, s, t)  # magnitude >= 1, else reject
-        if pos < 0:
-            return False, pos
-        if nonzero:
-            return True, pos
-
-
-@njit(cache=True)
-def _geometric(words, pos, t, s):
-    """G with P(G >= j) = exp(-j s/t) (the magnitude step of CKS20 Algorithm 2)."""
-    tu = np.uint64(t)
-    while True:
-        u, pos = _below(words, pos, tu)
-        if pos < 0:
-            return 0, pos
-        ok, pos = _bernoulli_exp_neg(words, pos, u, tu)
-        if pos < 0:
-            return 0, pos
-        if not ok:
-            continue
-        v = 0
-        while True:
-            more, pos = _bernoulli_exp_neg(words, pos, np.uint64(1), np.uint64(1))
-            if pos < 0:
-                return 0, pos
-            if not more:
-                break
-            v += 1
-            if v > 127:
-                return 0, -2
-        return (np.int64(u) + t * v) // s, pos
-
-
-@njit(cache=True)
-def _laplace(words, pos, t, s):
-    """One discrete Laplace draw of scale t/s (CKS20 Algorithm 2)."""
-    n = words.shape[0]
-    while True:
-        y, pos = _geometric(words, pos, t, s)
-        if pos < 0:
-            return 0, pos
-        if pos >= n:
-            return 0, -1
-        negative = (words[pos] & np.uint64(1)) == np.uint64(1)
-        pos += 1
-        if negative and y == 0:
-            continue
-        return (-y if negative else y), pos
-
-
-@njit(cache=True)
-def _muldivmod(a, b, d):
-    """``(min(floor(a b / d), 2**62), a b mod d)`` for 0 <= a, b < 2**63, 1 <= d <= 2**56."""
-    if a == 0 or b == 0:
-        return 0, 0
-    if b <= (np.int64(0x7FFFFFFFFFFFFFFF) // a):
-        p = a * b
-        return min(p // d, _CAP), p % d
-    qb = b // d
-    rb = b - qb * d
-    q = 0
-    r = 0
-    for bit in range(62, -1, -1):
-        q = q * 2 if q < _CAP // 2 else _CAP
-        r *= 2
-        if r >= d:
-            r -= d
-            q = q + 1 if q < _CAP else _CAP
-        if (a >> bit) & 1:
-            q = q + qb if q < _CAP - qb else _CAP
-            r += rb
-            if r >= d:
-                r -= d
-                q = q + 1 if q < _CAP else _CAP
-    return q, r
-
-
-@njit(cache=True)
-def _tail_rest(words, pos, m, paid, t, s):
-    """Bernoulli(P(Z <= -m) * 2**paid) given that ``paid <= n1`` fair coins were shared."""
-    if m < 1:
-        return False, -3  # not a tail event: the caller's bound was not a bound
-    n1, rem = _muldivmod(m - 1, s, t)
-    if n1 < paid:
-        return False, -3  # the block bound was not a bound
-    ok, pos = _fair_heads(words, pos, n1 - paid)
-    if pos < 0 or not ok:
-        return False, pos
-    i = 0
-    while i < n1:
-        ok, pos = _two_over_e(words, pos)
-        if pos < 0 or not ok:
-            return False, pos
-        i += 1
-        if i > 127:  # 128 coins of probability 1/e passed: the sampler's guard
-            return False, -2
-    ok, pos = _bernoulli_exp_neg(words, pos, np.uint64(rem), np.uint64(t))
-    if pos < 0 or not ok:
-        return False, pos
-    return _negative_sign(words, pos, t, s)
 
 
 # ------------------------------------------------------------------- float helpers
@@ -318,7 +150,7 @@ def _cost_base(dev, g, penalty):
 @njit(cache=True)
 def _deficit(F, dz, dzb, dsum, vals, m, prefix, a, b, g, penalty, thr):
     """m_a = -k_a(thr) for candidate a (<= 0 when Z = 0 would already pass)."""
-    dev = _interval_dev(dz, dzb, dsum, vals, m, prefix, a, b)
+    dev = interval_dev(dz, dzb, dsum, vals, m, prefix, a, b)
     c = _cost_base(dev, g, penalty)
     k = _kmax(F[a], c, g, thr)
     return -k, c
@@ -340,16 +172,16 @@ def _any_passes(
         h = 0
         while (1 << h) < size:
             h += 1
-        ok, pos = _fair_heads(words, pos, paid - h)
+        ok, pos = fair_heads(words, pos, paid - h)
         if pos < 0:
             return False, pos
         if ok:
-            j, pos = _bits(words, pos, h)
+            j, pos = uniform_bits(words, pos, h)
             if pos < 0:
                 return False, pos
             j += start
             mj, _ = _deficit(F, dz, dzb, dsum, vals, m, prefix, j, b, g, penalty, thr)
-            ok, pos = _tail_rest(words, pos, mj, paid, t, s)
+            ok, pos = tail_rest(words, pos, mj, paid, t, s)
             if pos < 0:
                 return False, pos
             if ok:
@@ -383,26 +215,9 @@ def _any_passes(
 
 @njit(cache=True)
 def _step(
-    words,
-    pos,
-    F,
-    tree,
-    size,
-    depth,
-    dz,
-    dzb,
-    dsum,
-    vals,
-    m,
-    prefix,
-    b,
-    g,
-    penalty,
-    t,
-    s,
-    slack,
-    stack,
-):
+    words, pos, F, tree, size, depth, dz, dzb, dsum, vals, m, prefix, b, g, penalty, t, s,
+    slack, stack,
+):  # fmt: skip
     """(min, first argmin) over a <= b of phi_a(Z_a); returns (best, arg, pos)."""
     best = np.inf
     arg = -1
@@ -424,25 +239,25 @@ def _step(
         if h == 0:
             a = lo
             if best == np.inf:
-                dev = _interval_dev(dz, dzb, dsum, vals, m, prefix, a, b)
+                dev = interval_dev(dz, dzb, dsum, vals, m, prefix, a, b)
                 c = _cost_base(dev, g, penalty)
-                z, pos = _laplace(words, pos, t, s)
+                z, pos = laplace_draw(words, pos, t, s)
                 if pos < 0:
                     return best, arg, pos
                 v = _phi(F[a], c, g, z)
             else:
                 ma, c = _deficit(F, dz, dzb, dsum, vals, m, prefix, a, b, g, penalty, best)
                 if ma <= 0:
-                    z, pos = _laplace(words, pos, t, s)
+                    z, pos = laplace_draw(words, pos, t, s)
                     if pos < 0:
                         return best, arg, pos
                 else:
-                    ok, pos = _tail_rest(words, pos, ma, 0, t, s)
+                    ok, pos = tail_rest(words, pos, ma, 0, t, s)
                     if pos < 0:
                         return best, arg, pos
                     if not ok:
                         continue
-                    gz, pos = _geometric(words, pos, t, s)
+                    gz, pos = geometric_draw(words, pos, t, s)
                     if pos < 0:
                         return best, arg, pos
                     z = -ma - gz
@@ -457,26 +272,26 @@ def _step(
             last = lo + 2 * half - 1
             if last > b:
                 last = b
-            dev = _interval_dev(dz, dzb, dsum, vals, m, prefix, last, b) * _DEV_SHRINK
+            dev = interval_dev(dz, dzb, dsum, vals, m, prefix, last, b) * _DEV_SHRINK
             k = _kmax(fmin, _cost_base(dev, g, penalty), g, best)
             if k < 0:
-                n1, _ = _muldivmod(-k - 1, s, t)
+                n1, _ = muldivmod(-k - 1, s, t)
                 paid = n1 if n1 < _LMAX else _LMAX
                 if paid >= h + slack:
                     split = False
-                    ok, pos = _fair_heads(words, pos, paid - h)
+                    ok, pos = fair_heads(words, pos, paid - h)
                     if pos < 0:
                         return best, arg, pos
                     if not ok:
                         continue
-                    j, pos = _bits(words, pos, h)
+                    j, pos = uniform_bits(words, pos, h)
                     if pos < 0:
                         return best, arg, pos
                     j += lo
                     if j > b:
                         continue
                     mj, cj = _deficit(F, dz, dzb, dsum, vals, m, prefix, j, b, g, penalty, best)
-                    ok, pos = _tail_rest(words, pos, mj, paid, t, s)
+                    ok, pos = tail_rest(words, pos, mj, paid, t, s)
                     if pos < 0:
                         return best, arg, pos
                     if not ok:
@@ -505,7 +320,7 @@ def _step(
                         return best, arg, pos
                     if before:
                         continue  # J was not the first to pass: the node passes nobody
-                    gz, pos = _geometric(words, pos, t, s)
+                    gz, pos = geometric_draw(words, pos, t, s)
                     if pos < 0:
                         return best, arg, pos
                     v = _phi(F[j], cj, g, -mj - gz)
@@ -539,28 +354,9 @@ def _step(
 
 @njit(cache=True)
 def _run(
-    words,
-    pos,
-    F,
-    argmin,
-    tree,
-    size,
-    depth,
-    dz,
-    dzb,
-    dsum,
-    vals,
-    m,
-    prefix,
-    b,
-    g,
-    penalty,
-    t,
-    s,
-    slack,
-    stack,
-    margin,
-):
+    words, pos, F, argmin, tree, size, depth, dz, dzb, dsum, vals, m, prefix, b, g, penalty,
+    t, s, slack, stack, margin,
+):  # fmt: skip
     """Steps b, b + 1, ...; returns (next step, position of its first word, status).
 
     A step starts only with ``margin`` unused words; one that runs out is replayed
@@ -572,26 +368,9 @@ def _run(
         if words.shape[0] - pos < margin:
             return b, pos, _REFILL
         best, arg, end = _step(
-            words,
-            pos,
-            F,
-            tree,
-            size,
-            depth,
-            dz,
-            dzb,
-            dsum,
-            vals,
-            m,
-            prefix,
-            b,
-            g,
-            penalty,
-            t,
-            s,
-            slack,
-            stack,
-        )
+            words, pos, F, tree, size, depth, dz, dzb, dsum, vals, m, prefix, b, g, penalty,
+            t, s, slack, stack,
+        )  # fmt: skip
         if end == -1:
             return b, pos, _REFILL  # replay this step with more words
         if end == -2:
@@ -695,7 +474,7 @@ def certified_full_partition(
             raise InternalError("discrete Laplace sampler exceeded its integer headroom")
         else:
             raise InternalError("lazy S1 sampler: a block bound did not hold")
-    return _starts_from_back(argmin)
+    return starts_from_back(argmin)
 
 
 @njit(cache=True)
@@ -729,26 +508,9 @@ def _step_samples(
     pos = 0
     for r in range(done, values.shape[0]):
         best, arg, end = _step(
-            words,
-            pos,
-            F,
-            tree,
-            size,
-            depth,
-            dz,
-            dzb,
-            dsum,
-            vals,
-            m,
-            prefix,
-            b,
-            g,
-            penalty,
-            t,
-            s,
-            slack,
-            stack,
-        )
+            words, pos, F, tree, size, depth, dz, dzb, dsum, vals, m, prefix, b, g, penalty,
+            t, s, slack, stack,
+        )  # fmt: skip
         if end < 0:
             return r, pos, end
         pos = end

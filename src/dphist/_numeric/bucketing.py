@@ -52,22 +52,19 @@ import numpy.typing as npt
 from numba import njit
 
 from ..errors import ValidationError
-from .segment import _starts_from_back, centred_prefix_sums, labels_from_starts
+from .segment import (
+    centred_prefix_sums,
+    labels_from_starts,
+    length_cost,
+    monotone_queue,
+    starts_from_back,
+)
 
 __all__ = [
-    "ERRORS",
-    "ahp_error",
-    "bucket_errors",
-    "dp_partition",
-    "dpcube_partition",
-    "greedy_partition",
-    "laplace_variance",
-    "partition_error",
-    "uee_error",
-    "waf_estimate",
-    "waf_variance",
+    "ERRORS", "ahp_error", "bucket_errors", "dp_partition", "dpcube_partition", "greedy_partition",
+    "laplace_variance", "partition_error", "uee_error", "waf_estimate", "waf_variance",
     "waf_weights",
-]
+]  # fmt: skip
 
 ErrorName = Literal["ahp", "uee"]
 ERRORS: tuple[str, ...] = ("ahp", "uee")
@@ -84,12 +81,7 @@ _CONVEX_TOL = 1e-12
 # --------------------------------------------------------------------------- kernels
 
 
-@njit(cache=True)
-def _cost(p1, p2, inv, g, lo, hi):
-    """EF([lo, hi)) = SSE + g[len] from centred prefix sums."""
-    k = hi - lo
-    s1 = p1[hi] - p1[lo]
-    return ((p2[hi] - p2[lo]) - s1 * s1 * inv[k]) + g[k]
+_cost = length_cost  # EF([lo, hi)) = SSE + g[len]
 
 
 @njit(cache=True)
@@ -150,61 +142,6 @@ def _dp_pow2(p1, p2, inv, g, f, back):
             k //= 2
         f[t] = best
         back[t] = arg
-
-
-@njit(cache=True)
-def _dp_monge(p1, p2, inv, g, f, back):
-    """Exact O(N log N) solver when EF([tau, t)) satisfies the quadrangle inequality.
-
-    Then for starts a < b the difference (F(b) + EF(b..t)) - (F(a) + EF(a..t)) is
-    non-increasing in t: once the later start is strictly better it stays so. A
-    queue holds the starts that win on consecutive ranges of right ends, each range
-    beginning at q_from; a new start's range is found by binary search. Ties keep
-    the older (smaller) start.
-    """
-    n = p1.shape[0] - 1
-    q_tau = np.empty(n + 1, dtype=np.int64)
-    q_from = np.empty(n + 1, dtype=np.int64)
-    q_tau[0] = 0
-    q_from[0] = 1
-    head = 0
-    tail = 1
-    for t in range(1, n + 1):
-        while head + 1 < tail and q_from[head + 1] <= t:
-            head += 1
-        tau = q_tau[head]
-        f[t] = f[tau] + _cost(p1, p2, inv, g, tau, t)
-        back[t] = tau
-        if t == n:
-            break
-        # Start t serves right ends t+1..n. Drop queued starts it beats on their
-        # whole range (it beats them from the first right end of that range on).
-        while tail > head:
-            last = q_tau[tail - 1]
-            s = max(q_from[tail - 1], t + 1)
-            if f[t] + _cost(p1, p2, inv, g, t, s) < f[last] + _cost(p1, p2, inv, g, last, s):
-                tail -= 1
-            else:
-                break
-        if tail == head:
-            q_tau[tail] = t
-            q_from[tail] = t + 1
-            tail += 1
-            continue
-        last = q_tau[tail - 1]
-        if not f[t] + _cost(p1, p2, inv, g, t, n) < f[last] + _cost(p1, p2, inv, g, last, n):
-            continue  # never strictly better than the last start
-        lo = max(q_from[tail - 1], t + 1)  # not better here
-        hi = n  # better here
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if f[t] + _cost(p1, p2, inv, g, t, mid) < f[last] + _cost(p1, p2, inv, g, last, mid):
-                hi = mid
-            else:
-                lo = mid
-        q_tau[tail] = t
-        q_from[tail] = hi
-        tail += 1
 
 
 @njit(cache=True)
@@ -523,7 +460,7 @@ def dp_partition(
     inv = _inv(n)
     if lengths == "pow2":
         _dp_pow2(p1, p2, inv, g, f, back)
-        return _starts_from_back(back)
+        return starts_from_back(back)
     use_monge = solver == "monge"
     if solver != "dp":
         d = np.diff(arr)
@@ -536,10 +473,10 @@ def dp_partition(
             raise ValidationError("solver='monge' needs a length term g that is convex in |v|")
         use_monge = monotone and convex
     if use_monge:
-        _dp_monge(p1, p2, inv, g, f, back)
+        monotone_queue(p1, p2, inv, g, 0.0, f, back)
     else:
         _dp_all(p1, p2, inv, g, f, back)
-    return _starts_from_back(back)
+    return starts_from_back(back)
 
 
 def dpcube_partition(y: npt.ArrayLike, *, xi: float) -> np.ndarray:

@@ -56,14 +56,14 @@ from numba import njit
 
 from ..errors import ValidationError
 from .segment import (
-    _check_eps,
-    _check_starts,
-    _check_y,
-    _cost,
-    _dp_from,
-    _monotone_queue,
-    _prefix,
-    _starts_from_back,
+    check_eps,
+    check_starts,
+    check_y,
+    dp_from,
+    monotone_queue,
+    prefix_moments,
+    segment_cost,
+    starts_from_back,
 )
 
 __all__ = [
@@ -236,7 +236,7 @@ def _k_layers(p1, p2, inv, c, kmax, last, back):
             best = np.inf
             arg = a_lo
             for a in range(a_lo, min(a_hi, e - 1) + 1):
-                v = prev[a] + _cost(p1, p2, inv, c, 0.0, a, e)
+                v = prev[a] + segment_cost(p1, p2, inv, c, 0.0, a, e)
                 if v < best:
                     best = v
                     arg = a
@@ -355,8 +355,8 @@ def _check_monotone(arr: np.ndarray, who: str, *, ascending_only: bool) -> None:
 
 
 def _ahp_input(y: npt.ArrayLike, eps2: float, who: str) -> tuple[np.ndarray, float]:
-    arr = _check_y(y)
-    e2 = _check_eps("eps2", eps2)
+    arr = check_y(y)
+    e2 = check_eps("eps2", eps2)
     c = 2.0 / e2 / e2
     if not math.isfinite(c):
         raise ValidationError("eps2 is too small: 2/eps2**2 overflows float64")
@@ -393,9 +393,9 @@ def ahp_total_error(y: npt.ArrayLike, starts: npt.ArrayLike, *, eps2: float) -> 
 
     AHP Theorems 4.2 and 5.2. Two-pass per-cluster sums, O(N); any order of ``y``.
     """
-    arr = _check_y(y)
-    e2 = _check_eps("eps2", eps2)
-    s = _check_starts(starts, arr.shape[0])
+    arr = check_y(y)
+    e2 = check_eps("eps2", eps2)
+    s = check_starts(starts, arr.shape[0])
     sizes = np.diff(np.append(s, arr.shape[0]))
     means = np.add.reduceat(arr, s) / sizes
     dev = arr - np.repeat(means, sizes)
@@ -415,7 +415,7 @@ def ahp_err_star(
     """
     arr, c = _ahp_input(y, eps2, "ahp_err_star")
     scan = _choice(method, "method", ("search", "scan")) == "scan"
-    p1, _ = _prefix(arr)
+    p1, _ = prefix_moments(arr)
     out = np.empty(arr.shape[0])
     _err_star_all(p1, arr - arr.mean(), c, scan, out)
     return out
@@ -451,7 +451,7 @@ def ahp_greedy(
     scan = _choice(err_star, "err_star", ("search", "scan")) == "scan"
     trace = _flag(return_trace, "return_trace")
     n = arr.shape[0]
-    p1, _ = _prefix(arr)
+    p1, _ = prefix_moments(arr)
     merge = np.empty(n - 1)
     keep = np.empty(n - 1)
     starts = np.empty(n, dtype=np.int64)
@@ -485,17 +485,17 @@ def ahp_optimal(
     arr, c = _ahp_input(y, eps2, "ahp_optimal")
     how = _choice(method, "method", ("dp", "monotone"))
     n = arr.shape[0]
-    p1, p2 = _prefix(arr)
+    p1, p2 = prefix_moments(arr)
     inv = _inv(n)
     f = np.empty(n + 1)
     back = np.empty(n + 1, dtype=np.int64)
     f[0] = 0.0
     back[0] = 0
     if how == "dp":
-        _dp_from(p1, p2, inv, c, 0.0, 0.0, f, back, 0)
+        dp_from(p1, p2, inv, c, 0.0, 0.0, f, back, 0)
     else:
-        _monotone_queue(p1, p2, inv, c, 0.0, 0.0, f, back)
-    return _starts_from_back(back)
+        monotone_queue(p1, p2, inv, c * inv, 0.0, f, back)
+    return starts_from_back(back)
 
 
 def _check_k(k: object, n: int) -> int:
@@ -509,7 +509,7 @@ def _check_k(k: object, n: int) -> int:
 def _layers(arr: np.ndarray, c: float, kmax: int) -> tuple[np.ndarray, np.ndarray]:
     """``last[j]`` = least error with exactly ``j`` clusters, and the back-pointers."""
     n = arr.shape[0]
-    p1, p2 = _prefix(arr)
+    p1, p2 = prefix_moments(arr)
     last = np.full(kmax + 1, np.inf)
     back = np.zeros((kmax + 1, n + 1), dtype=np.int32 if n < 2**31 - 1 else np.int64)
     _k_layers(p1, p2, _inv(n), c, kmax, last, back)
@@ -572,7 +572,7 @@ def empirical_k(
     falls back to Sturges (``g = 0``). Square root, Sturges and Rice are computed in
     exact integer arithmetic. O(N).
     """
-    arr = _check_y(y)
+    arr = check_y(y)
     n = arr.shape[0]
     which = _choice(rule, "rule", EMPIRICAL_RULES)
     how = _choice(doane, "doane", ("standard", "paper"))
@@ -637,7 +637,7 @@ def ahp_empirical(
 
 
 def _sreb_params(eps2: float, delta: float) -> tuple[float, float]:
-    e2 = _check_eps("eps2", eps2)
+    e2 = check_eps("eps2", eps2)
     if isinstance(delta, bool | np.bool_) or not isinstance(delta, Real):
         raise ValidationError(f"delta must be a positive real number; got {delta!r}")
     dl = float(delta)
@@ -657,9 +657,9 @@ def group_relative_errors(
     Seed 001 Theorem 1 and Eq. (12) with ``lam = 1/eps2`` and the floor ``delta``
     (spec §8.2). Two-pass per-cluster sums, O(N); any order of ``y``.
     """
-    arr = _check_y(y)
+    arr = check_y(y)
     lam, dl = _sreb_params(eps2, delta)
-    s = _check_starts(starts, arr.shape[0])
+    s = check_starts(starts, arr.shape[0])
     sizes = np.diff(np.append(s, arr.shape[0]))
     means = np.add.reduceat(arr, s) / sizes
     rep = np.repeat(sizes, sizes)
@@ -693,7 +693,7 @@ def greedy_group_relative(
     O(N) time (amortised), O(N) memory. ``return_trace=True`` also returns a
     :class:`GreedyTrace`.
     """
-    arr = _check_y(y)
+    arr = check_y(y)
     lam, dl = _sreb_params(eps2, delta)
     _check_monotone(arr, "greedy_group_relative", ascending_only=True)
     trace = _flag(return_trace, "return_trace")

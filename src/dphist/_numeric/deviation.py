@@ -79,7 +79,7 @@ from numba import njit, types
 from numba.extending import overload
 
 from ..errors import InputTypeError, ValidationError
-from .segment import _starts_from_back
+from .segment import starts_from_back
 
 __all__ = [
     "MAX_FULL_MATRIX_N",
@@ -363,7 +363,7 @@ def _wavelet_low(zeros, zeros_before, low_sums, vals, m, lo, hi, q):
 
 
 @njit(cache=True)
-def _interval_dev(zeros, zeros_before, low_sums, vals, m, prefix, a, b):
+def interval_dev(zeros, zeros_before, low_sums, vals, m, prefix, a, b):
     """dev(x[a : b + 1]) from the wavelet matrix; the formula of ``_tree_dev``."""
     if a == b:
         return 0.0
@@ -378,7 +378,7 @@ def _interval_dev(zeros, zeros_before, low_sums, vals, m, prefix, a, b):
 @njit(cache=True)
 def _interval_devs_kernel(zeros, zeros_before, low_sums, vals, m, prefix, lo, hi, out):
     for i in range(lo.shape[0]):
-        out[i] = _interval_dev(zeros, zeros_before, low_sums, vals, m, prefix, lo[i], hi[i])
+        out[i] = interval_dev(zeros, zeros_before, low_sums, vals, m, prefix, lo[i], hi[i])
 
 
 class DeviationIndex:
@@ -406,7 +406,7 @@ class DeviationIndex:
         self.prefix = np.concatenate((np.zeros(1, dtype=xv.dtype), np.cumsum(xv)))
 
     def parts(self) -> tuple:
-        """The arrays the jitted query ``_interval_dev`` takes, in order."""
+        """The arrays the jitted query ``interval_dev`` takes, in order."""
         return (*self.tables, self.vals, self.m, self.prefix)
 
     def __call__(self, lo, hi) -> np.ndarray:
@@ -500,7 +500,7 @@ def _dp_rows_checked(F, argmin, cost_rows, b0, prefer_singleton):
 
 
 # group starts from back-pointers: the same walk as the S2 solver's
-_backtrack = _starts_from_back
+_backtrack = starts_from_back
 
 
 @njit(cache=True)

@@ -37,27 +37,12 @@ from scipy.optimize import isotonic_regression
 from ..errors import ValidationError
 
 __all__ = [
-    "METHODS",
-    "NORMS",
-    "apportion",
-    "block_starts",
-    "bounded_isotonic",
-    "cumulative_round",
-    "cumulative_to_hist",
-    "cumulative_to_ranked",
-    "group_variances",
-    "hist_to_cumulative",
-    "hist_to_ranked",
-    "isotonic_l1",
-    "isotonic_l2",
-    "isotonic_l2_inplace",
-    "largest_remainder",
-    "project_simplex",
-    "ranked_to_cumulative",
-    "ranked_to_hist",
-    "round_half_up",
+    "METHODS", "NORMS", "apportion", "block_starts", "bounded_isotonic", "cumulative_round",
+    "cumulative_to_hist", "cumulative_to_ranked", "group_variances", "hist_to_cumulative",
+    "hist_to_ranked", "isotonic_l1", "isotonic_l2", "isotonic_l2_inplace", "largest_remainder",
+    "project_simplex", "ranked_to_cumulative", "ranked_to_hist", "round_half_up",
     "size_variances",
-]
+]  # fmt: skip
 
 Norm = Literal["l2", "l1"]
 NORMS: tuple[str, ...] = ("l2", "l1")
@@ -260,7 +245,7 @@ def _real_vector(y: npt.ArrayLike, name: str, *, allow_empty: bool = True) -> np
     return arr
 
 
-def _count_vector(values: npt.ArrayLike, name: str) -> np.ndarray:
+def count_vector(values: npt.ArrayLike, name: str) -> np.ndarray:
     """Non-negative integer counts (integer dtype, or floats with integral values)."""
     if isinstance(values, str | bytes):
         raise ValidationError(f"{name} must be a 1-D array of integers, not a string")
@@ -526,7 +511,7 @@ def size_variances(hist: npt.ArrayLike, eps: float, *, method: Method) -> np.nda
     paper gives no heuristic for it). ``eps`` is the budget of the
     node's level. Every group of size ``i`` gets ``V[i]``. O(len(hist)).
     """
-    h = _count_vector(hist, "hist")
+    h = count_vector(hist, "hist")
     e = _positive(eps, "eps")
     c = _NOISE_FACTOR[_method(method)]
     out = np.full(h.shape[0], np.nan)
@@ -551,7 +536,7 @@ def group_variances(
     of the block containing ``k``. ``ranked`` must be sorted non-decreasing integer
     sizes. O(G).
     """
-    r = _count_vector(ranked, "ranked")
+    r = count_vector(ranked, "ranked")
     e = _positive(eps, "eps")
     m = _method(method)
     if r.size and np.any(r[1:] < r[:-1]):
@@ -561,7 +546,7 @@ def group_variances(
     else:
         if m != "ranked":
             raise ValidationError("blocks are only meaningful for method='ranked'")
-        starts = _count_vector(blocks, "blocks")
+        starts = count_vector(blocks, "blocks")
         if r.size == 0:
             if starts.size:
                 raise ValidationError("blocks must be empty when ranked is empty")
@@ -637,7 +622,7 @@ def apportion(weights: npt.ArrayLike, total: int) -> np.ndarray:
     positive sum, ``total >= 0``. Each share is ``floor`` or ``ceil`` of its quota; with
     ``total <= sum(w)`` no share exceeds its weight. O(n log n).
     """
-    w = _count_vector(weights, "weights")
+    w = count_vector(weights, "weights")
     t = _total(total, "total")
     if t < 0:
         raise ValidationError(f"total must be >= 0; got {t}")
@@ -677,11 +662,11 @@ def cumulative_round(x: npt.ArrayLike) -> np.ndarray:
 
 def hist_to_cumulative(hist: npt.ArrayLike) -> np.ndarray:
     """``Hc[i]`` = number of groups of size ``<= i`` (prefix sums of ``H``). Spec §3.2. O(len)."""
-    return np.cumsum(_count_vector(hist, "hist"))
+    return np.cumsum(count_vector(hist, "hist"))
 
 
 def _check_cumulative(cumulative: npt.ArrayLike) -> np.ndarray:
-    c = _count_vector(cumulative, "cumulative")
+    c = count_vector(cumulative, "cumulative")
     if c.size and np.any(c[1:] < c[:-1]):
         raise ValidationError("cumulative must be non-decreasing")
     return c
@@ -694,7 +679,7 @@ def cumulative_to_hist(cumulative: npt.ArrayLike) -> np.ndarray:
 
 def hist_to_ranked(hist: npt.ArrayLike) -> np.ndarray:
     """Ranked sizes ``Hg``: size ``i`` written ``H[i]`` times, ascending. O(len + G) memory."""
-    h = _count_vector(hist, "hist")
+    h = count_vector(hist, "hist")
     return np.repeat(np.arange(h.shape[0], dtype=np.int64), h)
 
 
@@ -709,7 +694,7 @@ def _length(length: object, default: int, needed: int) -> int:
 
 def ranked_to_hist(ranked: npt.ArrayLike, length: int | None = None) -> np.ndarray:
     """``H[i] = #{k : Hg[k] = i}`` on sizes ``0..length-1`` (default: largest size + 1). O(G)."""
-    r = _count_vector(ranked, "ranked")
+    r = count_vector(ranked, "ranked")
     need = int(r.max()) + 1 if r.size else 0
     return np.bincount(r, minlength=_length(length, need, need)).astype(np.int64)
 
@@ -726,7 +711,7 @@ def ranked_to_cumulative(ranked: npt.ArrayLike, length: int | None = None) -> np
 
     ``ranked`` must be sorted non-decreasing. O(length log G).
     """
-    r = _count_vector(ranked, "ranked")
+    r = count_vector(ranked, "ranked")
     if r.size and np.any(r[1:] < r[:-1]):
         raise ValidationError("ranked must be sorted in non-decreasing order")
     need = int(r[-1]) + 1 if r.size else 0

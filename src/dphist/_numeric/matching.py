@@ -29,19 +29,12 @@ import numpy.typing as npt
 from numba import njit
 
 from ..errors import ValidationError
-from .isotonic import _count_vector, round_half_up
+from .isotonic import count_vector, round_half_up
 
 __all__ = [
-    "MERGE_RULES",
-    "Matching",
-    "SizeEstimate",
-    "back_substitute",
-    "consistency_step",
-    "match_groups",
-    "merge_estimates",
-    "merge_matching",
-    "min_matching_cost",
-]
+    "MERGE_RULES", "Matching", "SizeEstimate", "back_substitute", "consistency_step",
+    "match_groups", "merge_estimates", "merge_matching", "min_matching_cost",
+]  # fmt: skip
 
 MergeRule = Literal["weighted", "mean"]
 MERGE_RULES: tuple[str, ...] = ("weighted", "mean")
@@ -147,7 +140,7 @@ def _hist_list(children: object, name: str) -> list[np.ndarray]:
         raise ValidationError(f"{name} must be a sequence of 1-D histograms")
     if not items:
         raise ValidationError(f"{name} must contain at least one node")
-    return [_count_vector(h, f"{name}[{i}]") for i, h in enumerate(items)]
+    return [count_vector(h, f"{name}[{i}]") for i, h in enumerate(items)]
 
 
 def _variance_vector(v: npt.ArrayLike, name: str) -> np.ndarray:
@@ -215,7 +208,7 @@ def match_groups(parent: npt.ArrayLike, children: Sequence[npt.ArrayLike]) -> Ma
     assignment solver and no per-group work: the cost does not grow with the number of
     groups.
     """
-    p_hist = _count_vector(parent, "parent")
+    p_hist = count_vector(parent, "parent")
     kids = _hist_list(children, "children")
     total_p = int(p_hist.sum())
     total_c = sum(int(h.sum()) for h in kids)
@@ -250,7 +243,7 @@ def min_matching_cost(parent: npt.ArrayLike, children: Sequence[npt.ArrayLike]) 
     Computed without matching, as the EMD between the parent and the pooled children:
     ``sum_i |Hc_parent[i] - Hc_pooled[i]|`` (spec §4.1, §7.4). O(number of sizes).
     """
-    p_hist = _count_vector(parent, "parent")
+    p_hist = count_vector(parent, "parent")
     kids = _hist_list(children, "children")
     n = max([p_hist.shape[0], *(h.shape[0] for h in kids)])
     pooled = np.zeros(n, dtype=np.int64)
@@ -388,7 +381,7 @@ def consistency_step(
     variances, all on the inputs' longest size domain. O(D log D) as in
     :func:`match_groups`, plus O(children * length) for the dense outputs.
     """
-    p_hist = _count_vector(parent, "parent")
+    p_hist = count_vector(parent, "parent")
     kids = _hist_list(children, "children")
     n = max([p_hist.shape[0], *(h.shape[0] for h in kids)])
     return merge_matching(match_groups(p_hist, kids), parent_var, child_vars, rule=rule, length=n)
@@ -425,7 +418,7 @@ def back_substitute(
     for j in np.flatnonzero(is_leaf).tolist():
         if leaf_hists[j] is None:
             raise ValidationError(f"leaf node {j} has no histogram")
-        leaves[j] = _count_vector(leaf_hists[j], f"leaf_hists[{j}]")
+        leaves[j] = count_vector(leaf_hists[j], f"leaf_hists[{j}]")
     n = max(h.shape[0] for h in leaves.values())
     out = np.zeros((m, n), dtype=np.int64)
     for j, h in leaves.items():

@@ -50,17 +50,9 @@ from numba import njit
 from ..errors import ValidationError
 
 __all__ = [
-    "NOISE_TERMS",
-    "PeltStats",
-    "centred_prefix_sums",
-    "labels_from_starts",
-    "s2_costs",
-    "segment",
-    "segment_dp",
-    "segment_objective",
-    "segment_pelt",
-    "segment_sorted",
-]
+    "NOISE_TERMS", "PeltStats", "centred_prefix_sums", "labels_from_starts", "length_cost",
+    "s2_costs", "segment", "segment_dp", "segment_objective", "segment_pelt", "segment_sorted",
+]  # fmt: skip
 
 NoiseTerm = Literal["first_principles", "paper"]
 NOISE_TERMS: tuple[str, ...] = ("first_principles", "paper")
@@ -75,7 +67,7 @@ _PRUNE_SLACK = 1e-10
 
 
 @njit(cache=True)
-def _cost(p1, p2, inv, nu_a, nu_b, lo, hi):
+def segment_cost(p1, p2, inv, nu_a, nu_b, lo, hi):
     """C([lo, hi)) = SSE + nu from centred prefix sums; nu = nu_a/len + nu_b."""
     k = hi - lo
     s1 = p1[hi] - p1[lo]
@@ -83,13 +75,21 @@ def _cost(p1, p2, inv, nu_a, nu_b, lo, hi):
 
 
 @njit(cache=True)
-def _costs_kernel(p1, p2, inv, nu_a, nu_b, lo, hi, out):
-    for i in range(lo.shape[0]):
-        out[i] = _cost(p1, p2, inv, nu_a, nu_b, lo[i], hi[i])
+def length_cost(p1, p2, inv, g, lo, hi):
+    """C([lo, hi)) = SSE + g[len] from centred prefix sums (any per-length term g)."""
+    k = hi - lo
+    s1 = p1[hi] - p1[lo]
+    return ((p2[hi] - p2[lo]) - s1 * s1 * inv[k]) + g[k]
 
 
 @njit(cache=True)
-def _dp_from(p1, p2, inv, nu_a, nu_b, beta, f, back, t0):
+def _costs_kernel(p1, p2, inv, nu_a, nu_b, lo, hi, out):
+    for i in range(lo.shape[0]):
+        out[i] = segment_cost(p1, p2, inv, nu_a, nu_b, lo[i], hi[i])
+
+
+@njit(cache=True)
+def dp_from(p1, p2, inv, nu_a, nu_b, beta, f, back, t0):
     """Plain DP for the right ends t0+1..N; f[0..t0] and back[1..t0] are given.
 
     Every start 0..t-1 is tried in increasing order and replaced only on strict
@@ -100,7 +100,7 @@ def _dp_from(p1, p2, inv, nu_a, nu_b, beta, f, back, t0):
         best = np.inf
         arg = -1
         for tau in range(t):
-            v = f[tau] + _cost(p1, p2, inv, nu_a, nu_b, tau, t)
+            v = f[tau] + segment_cost(p1, p2, inv, nu_a, nu_b, tau, t)
             if v < best:
                 best = v
                 arg = tau
@@ -123,10 +123,10 @@ def _pelt(p1, p2, inv, nu_a, nu_b, beta, k_const, slack, max_cand, f, back):
     for t in range(1, n + 1):
         best = np.inf
         arg = -1
-        # Candidates are kept in increasing order: same tie-break as _dp_from.
+        # Candidates are kept in increasing order: same tie-break as dp_from.
         for i in range(m):
             tau = cand[i]
-            v = f[tau] + _cost(p1, p2, inv, nu_a, nu_b, tau, t)
+            v = f[tau] + segment_cost(p1, p2, inv, nu_a, nu_b, tau, t)
             vals[i] = v
             if v < best:
                 best = v
@@ -152,13 +152,13 @@ def _pelt(p1, p2, inv, nu_a, nu_b, beta, k_const, slack, max_cand, f, back):
         if m > max_cand:
             # Pruning is failing (little structure). F(0..t) are already exact and
             # identical to the DP's, so the plain DP can simply take over.
-            _dp_from(p1, p2, inv, nu_a, nu_b, beta, f, back, t)
+            dp_from(p1, p2, inv, nu_a, nu_b, beta, f, back, t)
             return evals, t
     return evals, -1
 
 
 @njit(cache=True)
-def _monotone_queue(p1, p2, inv, nu_a, nu_b, beta, f, back):
+def monotone_queue(p1, p2, inv, g, beta, f, back):
     """O(N log N) solver for segment costs with the quadrangle (Monge) inequality.
 
     For a < b the difference val(b, t) - val(a, t) of the two candidate values is
@@ -177,7 +177,7 @@ def _monotone_queue(p1, p2, inv, nu_a, nu_b, beta, f, back):
         while head + 1 < tail and q_from[head + 1] <= t:
             head += 1
         tau = q_tau[head]
-        f[t] = f[tau] + _cost(p1, p2, inv, nu_a, nu_b, tau, t) + beta
+        f[t] = f[tau] + length_cost(p1, p2, inv, g, tau, t) + beta
         back[t] = tau
         if t == n:
             break
@@ -185,8 +185,8 @@ def _monotone_queue(p1, p2, inv, nu_a, nu_b, beta, f, back):
         while head < tail:
             last = q_tau[tail - 1]
             s = max(q_from[tail - 1], t + 1)
-            v_new = f[t] + _cost(p1, p2, inv, nu_a, nu_b, t, s)
-            v_old = f[last] + _cost(p1, p2, inv, nu_a, nu_b, last, s)
+            v_new = f[t] + length_cost(p1, p2, inv, g, t, s)
+            v_old = f[last] + length_cost(p1, p2, inv, g, last, s)
             if v_new < v_old:
                 tail -= 1
             else:
@@ -197,16 +197,16 @@ def _monotone_queue(p1, p2, inv, nu_a, nu_b, beta, f, back):
             tail += 1
             continue
         last = q_tau[tail - 1]
-        v_new = f[t] + _cost(p1, p2, inv, nu_a, nu_b, t, n)
-        v_old = f[last] + _cost(p1, p2, inv, nu_a, nu_b, last, n)
+        v_new = f[t] + length_cost(p1, p2, inv, g, t, n)
+        v_old = f[last] + length_cost(p1, p2, inv, g, last, n)
         if not v_new < v_old:
             continue  # never strictly better: t is useless
         lo = max(q_from[tail - 1], t + 1)  # not better here (checked above)
         hi = n  # better here
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            v_new = f[t] + _cost(p1, p2, inv, nu_a, nu_b, t, mid)
-            v_old = f[last] + _cost(p1, p2, inv, nu_a, nu_b, last, mid)
+            v_new = f[t] + length_cost(p1, p2, inv, g, t, mid)
+            v_old = f[last] + length_cost(p1, p2, inv, g, last, mid)
             if v_new < v_old:
                 hi = mid
             else:
@@ -217,7 +217,7 @@ def _monotone_queue(p1, p2, inv, nu_a, nu_b, beta, f, back):
 
 
 @njit(cache=True)
-def _starts_from_back(back):
+def starts_from_back(back):
     n = back.shape[0] - 1
     count = 0
     t = n
@@ -249,7 +249,7 @@ class _Problem(NamedTuple):
     slack: float  # absolute slack of the pruning test
 
 
-def _check_y(y: npt.ArrayLike) -> np.ndarray:
+def check_y(y: npt.ArrayLike) -> np.ndarray:
     if isinstance(y, str | bytes):
         raise ValidationError("y must be a 1-D array of numbers, not a string")
     try:
@@ -270,7 +270,7 @@ def _check_y(y: npt.ArrayLike) -> np.ndarray:
     return arr
 
 
-def _check_eps(name: str, value: object) -> float:
+def check_eps(name: str, value: object) -> float:
     if isinstance(value, bool | np.bool_) or not isinstance(value, Real):
         raise ValidationError(f"{name} must be a positive real number; got {type(value).__name__}")
     v = float(value)
@@ -285,11 +285,11 @@ def centred_prefix_sums(y: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     ``SSE([l, r)) = (P2[r] - P2[l]) - (P1[r] - P1[l])**2 / (r - l)``; SSE is
     shift-invariant, and centring keeps the subtraction accurate. O(N) time and memory.
     """
-    arr = _check_y(y)
-    return _prefix(arr)
+    arr = check_y(y)
+    return prefix_moments(arr)
 
 
-def _prefix(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def prefix_moments(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = arr.shape[0]
     p1 = np.zeros(n + 1)
     p2 = np.zeros(n + 1)
@@ -303,15 +303,15 @@ def _prefix(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _problem(y: npt.ArrayLike, eps1: float, eps2: float, noise_term: str) -> _Problem:
-    arr = _check_y(y)
-    e1 = _check_eps("eps1", eps1)
-    e2 = _check_eps("eps2", eps2)
+    arr = check_y(y)
+    e1 = check_eps("eps1", eps1)
+    e2 = check_eps("eps2", eps2)
     if noise_term not in NOISE_TERMS:
         raise ValidationError(
             f"noise_term must be one of {', '.join(map(repr, NOISE_TERMS))}; got {noise_term!r}"
         )
     n = arr.shape[0]
-    p1, p2 = _prefix(arr)
+    p1, p2 = prefix_moments(arr)
     beta = 2.0 / e1 / e1
     if noise_term == "first_principles":
         nu_a, nu_b = 2.0 / e2 / e2, 0.0
@@ -341,7 +341,7 @@ def _problem(y: npt.ArrayLike, eps1: float, eps2: float, noise_term: str) -> _Pr
     return _Problem(n, p1, p2, inv, nu_a, nu_b, beta, k_const, _PRUNE_SLACK * scale)
 
 
-def _check_starts(starts: npt.ArrayLike, n: int) -> np.ndarray:
+def check_starts(starts: npt.ArrayLike, n: int) -> np.ndarray:
     arr = np.asarray(starts)
     if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
         raise ValidationError("starts must be a non-empty 1-D array of integer group starts")
@@ -362,7 +362,7 @@ def labels_from_starts(starts: npt.ArrayLike, n: int) -> np.ndarray:
     """Group label (0, 1, ...) of each of the ``n`` bins, from the group start indices."""
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
         raise ValidationError(f"n must be a positive integer; got {n!r}")
-    s = _check_starts(starts, int(n))
+    s = check_starts(starts, int(n))
     marks = np.zeros(int(n), dtype=np.int64)
     marks[s[1:]] = 1
     return np.cumsum(marks)
@@ -409,8 +409,8 @@ def segment_objective(
     noise_term: NoiseTerm = "first_principles",
 ) -> float:
     """Objective ``sum_g c(g)`` of the partition given by ``starts``. O(N)."""
-    arr = _check_y(y)
-    s = _check_starts(starts, arr.shape[0])
+    arr = check_y(y)
+    s = check_starts(starts, arr.shape[0])
     hi = np.append(s[1:], arr.shape[0])
     costs = s2_costs(arr, s, hi, eps1=eps1, eps2=eps2, noise_term=noise_term)
     return math.fsum(costs.tolist())
@@ -434,8 +434,8 @@ def segment_dp(
     back = np.empty(pb.n + 1, dtype=np.int64)
     f[0] = 0.0
     back[0] = 0
-    _dp_from(pb.p1, pb.p2, pb.inv, pb.nu_a, pb.nu_b, pb.beta, f, back, 0)
-    return _starts_from_back(back)
+    dp_from(pb.p1, pb.p2, pb.inv, pb.nu_a, pb.nu_b, pb.beta, f, back, 0)
+    return starts_from_back(back)
 
 
 class PeltStats(NamedTuple):
@@ -507,7 +507,7 @@ def _run_pelt(
     if switched >= 0:
         n, fallback_at = pb.n, int(switched)
         evals += (n * (n + 1) - fallback_at * (fallback_at + 1)) // 2
-    return _starts_from_back(back), PeltStats(evals, fallback_at, cap)
+    return starts_from_back(back), PeltStats(evals, fallback_at, cap)
 
 
 def segment(
@@ -546,7 +546,7 @@ def segment_sorted(
     may differ from :func:`segment_dp`'s, with the same objective to that precision.
     Raises if ``y`` is not monotone.
     """
-    arr = _check_y(y)
+    arr = check_y(y)
     d = np.diff(arr)
     if not (np.all(d >= 0) or np.all(d <= 0)):
         raise ValidationError(
@@ -558,5 +558,5 @@ def segment_sorted(
     back = np.empty(pb.n + 1, dtype=np.int64)
     f[0] = 0.0
     back[0] = 0
-    _monotone_queue(pb.p1, pb.p2, pb.inv, pb.nu_a, pb.nu_b, pb.beta, f, back)
-    return _starts_from_back(back)
+    monotone_queue(pb.p1, pb.p2, pb.inv, pb.nu_a * pb.inv + pb.nu_b, pb.beta, f, back)
+    return starts_from_back(back)

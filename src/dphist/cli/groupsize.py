@@ -16,57 +16,95 @@ from .common import Epsilon, Seed, app, exact, new_console, say, status, usage
 GROUP_METHODS = ("cumulative", "ranked", "naive")
 
 
+def _opt(metavar: str, help: str, **kw: Any) -> Any:
+    return typer.Option(metavar=metavar, help=help, **kw)
+
+
+Groups = Annotated[
+    Path | None,
+    typer.Argument(help="Groups table (CSV/Parquet): group id and its region per level."),
+]
+Levels = Annotated[str | None, _opt("COL1,COL2", "Region columns below the root, coarsest first.")]
+GroupColumn = Annotated[str, typer.Option(help="Group id column.")]
+Entities = Annotated[
+    Path | None, _opt("FILE", "Entities table: one record per entity with its group id.")
+]
+SizeColumn = Annotated[str | None, _opt("COL", "Group sizes given in the groups table.")]
+Unit = Annotated[
+    str | None,
+    _opt("COLUMN", "Entities column naming the privacy unit (a person); needs --max-records."),
+]
+MaxRecords = Annotated[int | None, _opt("K", "Most entity records kept per privacy unit.", min=1)]
+Methods = Annotated[
+    str, _opt("M|M1,M2,...", "cumulative, ranked or naive; or one per level, root first.")
+]
+SizeCap = Annotated[
+    int, typer.Option("--K", min=1, help="Public cap on group sizes (never from the data).")
+]
+MinSize = Annotated[
+    int, typer.Option(min=0, help="Public minimum group size (smaller groups count at m0).")
+]
+Merge = Annotated[str, typer.Option(help="weighted or mean.")]
+Out = Annotated[Path | None, _opt("FILE", "Output .csv or .json.")]
+Demo = Annotated[
+    bool, typer.Option("--demo", help="Compare the methods on synthetic housing data.")
+]
+
+
+def _methods(method: str, levels: int) -> str | list[str]:
+    """The estimator, or one per level (root first), checked."""
+    chosen = [m.strip() for m in method.split(",")]
+    if any(m not in GROUP_METHODS for m in chosen) or len(chosen) not in (1, levels + 1):
+        raise typer.BadParameter(
+            f"give one of {', '.join(GROUP_METHODS)}, or one per level ({levels + 1}, root first)",
+            param_hint="'--method'",
+        )
+    return chosen if len(chosen) > 1 else chosen[0]
+
+
+def _check(
+    groups: Path | None, levels: str | None, entities: Path | None, size_column: str | None,
+    merge: str, k: int, m0: int, out: Path | None,
+) -> list[str]:  # fmt: skip
+    """Every option checked before a table is read; the region columns."""
+    if groups is None or levels is None:
+        raise typer.BadParameter("give a groups table and --levels (or --demo)")
+    if (entities is None) == (size_column is None):
+        raise typer.BadParameter("give the sizes with either --entities or --size-column")
+    if merge not in ("weighted", "mean"):
+        raise typer.BadParameter("must be weighted or mean", param_hint="'--merge'")
+    if k <= m0:
+        raise typer.BadParameter(f"--K must exceed --m0; got K={k}, m0={m0}", param_hint="'--K'")
+    if out is not None:
+        with usage("'--out'"):
+            export.output_format(out, export.GROUP_FORMATS)
+            export.check_writable(out, "output")
+    return [c.strip() for c in levels.split(",")]
+
+
+def _summary(release: Any) -> Table:
+    summary = Table(title="Released group-size histograms (first regions)")
+    for name in ("level", "region", "groups", "sizes 0..9"):
+        summary.add_column(name)
+    labels = release.hierarchy.labels
+    for node, hist in list(enumerate(release.histograms))[:12]:
+        summary.add_row(
+            str(int(release.hierarchy.level[node])),
+            str(labels[node]) if labels else str(node),
+            f"{int(hist.sum()):,}",
+            " ".join(str(int(v)) for v in hist[:10]),
+        )
+    return summary
+
+
 @app.command("groupsize")
 def groupsize(
-    groups: Annotated[
-        Path | None,
-        typer.Argument(help="Groups table (CSV/Parquet): group id and its region per level."),
-    ] = None,
-    levels: Annotated[
-        str | None,
-        typer.Option(metavar="COL1,COL2", help="Region columns below the root, coarsest first."),
-    ] = None,
-    group_column: Annotated[str, typer.Option(help="Group id column.")] = "group_id",
-    entities: Annotated[
-        Path | None,
-        typer.Option(
-            metavar="FILE", help="Entities table: one record per entity with its group id."
-        ),
-    ] = None,
-    size_column: Annotated[
-        str | None, typer.Option(metavar="COL", help="Group sizes given in the groups table.")
-    ] = None,
-    privacy_unit: Annotated[
-        str | None,
-        typer.Option(
-            metavar="COLUMN",
-            help="Entities column naming the privacy unit (a person); needs --max-records.",
-        ),
-    ] = None,
-    max_records: Annotated[
-        int | None,
-        typer.Option(metavar="K", min=1, help="Most entity records kept per privacy unit."),
-    ] = None,
-    epsilon: Epsilon = Fraction(1),
-    method: Annotated[
-        str,
-        typer.Option(
-            metavar="M|M1,M2,...", help="cumulative, ranked or naive; or one per level, root first."
-        ),
-    ] = "cumulative",
-    k: Annotated[
-        int, typer.Option("--K", min=1, help="Public cap on group sizes (never from the data).")
-    ] = 10_000,
-    m0: Annotated[
-        int, typer.Option(min=0, help="Public minimum group size (smaller groups count at m0).")
-    ] = 0,
-    merge: Annotated[str, typer.Option(help="weighted or mean.")] = "weighted",
-    seed: Seed = None,
-    out: Annotated[Path | None, typer.Option(metavar="FILE", help="Output .csv or .json.")] = None,
-    demo: Annotated[
-        bool, typer.Option("--demo", help="Compare the methods on synthetic housing data.")
-    ] = False,
-) -> None:
+    groups: Groups = None, levels: Levels = None, group_column: GroupColumn = "group_id",
+    entities: Entities = None, size_column: SizeColumn = None, privacy_unit: Unit = None,
+    max_records: MaxRecords = None, epsilon: Epsilon = Fraction(1),
+    method: Methods = "cumulative", k: SizeCap = 10_000, m0: MinSize = 0,
+    merge: Merge = "weighted", seed: Seed = None, out: Out = None, demo: Demo = False,
+) -> None:  # fmt: skip
     """Publish group-size histograms over a region hierarchy (Kuo et al., PVLDB 2018).
 
     Every region's histogram of group sizes is released with integer counts that
@@ -81,62 +119,20 @@ def groupsize(
             raise typer.BadParameter("give either a groups table or --demo, not both")
         _groupsize_demo(console, gs, epsilon, seed)
         return
-    if groups is None or levels is None:
-        raise typer.BadParameter("give a groups table and --levels (or --demo)")
-    if (entities is None) == (size_column is None):
-        raise typer.BadParameter("give the sizes with either --entities or --size-column")
-    level_names = [c.strip() for c in levels.split(",")]
-    chosen = [m.strip() for m in method.split(",")]
-    if any(m not in GROUP_METHODS for m in chosen) or len(chosen) not in (1, len(level_names) + 1):
-        raise typer.BadParameter(
-            f"give one of {', '.join(GROUP_METHODS)}, or one per level ({len(level_names) + 1}, "
-            "root first)",
-            param_hint="'--method'",
-        )
-    if merge not in ("weighted", "mean"):
-        raise typer.BadParameter("must be weighted or mean", param_hint="'--merge'")
-    if k <= m0:
-        raise typer.BadParameter(f"--K must exceed --m0; got K={k}, m0={m0}", param_hint="'--K'")
+    level_names = _check(groups, levels, entities, size_column, merge, k, m0, out)
+    chosen = _methods(method, len(level_names))
     with usage("'--max-records'"):
         bound = ingest.unit_bound(privacy_unit, max_records)
-    if out is not None:
-        with usage("'--out'"):
-            export.output_format(out, export.GROUP_FORMATS)
-            export.check_writable(out, "output")
-    data = ingest.read_group_tables(
-        groups,
-        level_names,
-        group_column=group_column,
-        entities=entities,
-        size_column=size_column,
-        privacy_unit=privacy_unit,
-        max_records=bound,
-        rng=seed,
-    )
     unit = {} if bound is None else {"privacy_unit": privacy_unit, "max_records": bound}
+    data = ingest.read_group_tables(
+        groups, level_names, group_column=group_column, entities=entities,
+        size_column=size_column, rng=seed, **unit,
+    )  # fmt: skip
     release = gs.publish_group_sizes(
-        data,
-        epsilon=epsilon,
-        method=chosen if len(chosen) > 1 else chosen[0],
-        K=k,
-        m0=m0,
-        merge=merge,
-        rng=seed,
-        **unit,
+        data, epsilon=epsilon, method=chosen, K=k, m0=m0, merge=merge, rng=seed, **unit
     )
     written = export.write_group_sizes(out, release) if out is not None else []
-    summary = Table(title="Released group-size histograms (first regions)")
-    for name in ("level", "region", "groups", "sizes 0..9"):
-        summary.add_column(name)
-    labels = release.hierarchy.labels
-    for node, hist in list(enumerate(release.histograms))[:12]:
-        summary.add_row(
-            str(int(release.hierarchy.level[node])),
-            str(labels[node]) if labels else str(node),
-            f"{int(hist.sum()):,}",
-            " ".join(str(int(v)) for v in hist[:10]),
-        )
-    console.print(summary)
+    console.print(_summary(release))
     say(console, *status(release, seed), *(f"Written: {p.resolve()}" for p in written))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -110,108 +111,80 @@ def _preview(binning: ingest.Binning, release: Release) -> Table:
     return table
 
 
-@app.command("publish")
-def publish_file(
-    source: Annotated[
-        Path, typer.Argument(metavar="INPUT", help="CSV (header row first) or Parquet.")
-    ],
-    column: Annotated[str, typer.Option("--column", "-c", help="Column to count.")],
-    epsilon: Epsilon,
-    method: Annotated[
-        str,
-        typer.Option(parser=parse_method, help="Method name or alias ('dphist methods'), or auto."),
-    ],
-    edges: Annotated[
-        str | None,
-        typer.Option(metavar="E0,E1,...", help="Public bin edges: [e_i, e_i+1), last closed."),
-    ] = None,
-    categories: Annotated[
-        str | None,
-        typer.Option(metavar="A,B,...|@FILE", help="Public labels, or @FILE (one per line)."),
-    ] = None,
-    domain: Annotated[
-        str | None,
-        typer.Option(metavar="LO:HI:WIDTH", help="Equal-width public bins from LO to HI."),
-    ] = None,
-    bins: Annotated[
-        str | None, typer.Option(hidden=True, help="Refused: bins must be public.")
-    ] = None,
-    param: Annotated[
-        list[str] | None,
-        typer.Option("--param", metavar="K=V", help="Method setting (repeatable)."),
-    ] = None,
-    workload: Annotated[
-        str | None,
-        typer.Option(
-            metavar="KIND|LENGTH",
-            help="For auto: point, categorical, short, medium, long, mixed, or a query "
-            "length in bins.",
-        ),
-    ] = None,
-    time_budget: Annotated[
-        float | None, typer.Option(metavar="SECONDS", min=0.0, help="For auto: time budget.")
-    ] = None,
-    outside: Annotated[
-        str | None,
-        typer.Option(
-            metavar="clip|drop",
-            help="Values outside the bins: clip into the end bins (default for numbers) "
-            "or drop (the only choice for categories).",
-        ),
-    ] = None,
-    privacy_unit: Annotated[
-        str | None,
-        typer.Option(
-            metavar="COLUMN",
-            help="Column naming the privacy unit (a person with several records); "
-            "needs --max-records.",
-        ),
-    ] = None,
-    max_records: Annotated[
-        int | None,
-        typer.Option(
-            metavar="K", min=1, help="Most records kept per privacy unit (a random subset)."
-        ),
-    ] = None,
-    strict: Annotated[
-        bool,
-        typer.Option(
-            "--strict",
-            help="Refuse malformed records instead of dropping them (NOT private: the "
-            "refusal depends on the data).",
-        ),
-    ] = False,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            metavar="FILE",
-            dir_okay=False,
-            help="Write .json, .csv or .parquet (ledger in FILE.ledger.json).",
-        ),
-    ] = None,
-    plot: Annotated[
-        Path | None, typer.Option(metavar="PNG", dir_okay=False, help="Plot the private estimate.")
-    ] = None,
-    seed: Seed = None,
-) -> None:
-    """Count one column of a file over public bins and publish it privately.
+def _opt(metavar: str, help: str, **kw: Any) -> Any:
+    return typer.Option(metavar=metavar, help=help, **kw)
 
-    Records are dropped, never reported, when malformed or without a valid value; see
-    'Record domain' in docs/privacy.md.
-    """
+
+Input = Annotated[Path, typer.Argument(metavar="INPUT", help="CSV (header row first) or Parquet.")]
+Column = Annotated[str, typer.Option("--column", "-c", help="Column to count.")]
+Method = Annotated[
+    str, typer.Option(parser=parse_method, help="Method name or alias ('dphist methods'), or auto.")
+]
+Edges = Annotated[str | None, _opt("E0,E1,...", "Public bin edges: [e_i, e_i+1), last closed.")]
+Categories = Annotated[str | None, _opt("A,B,...|@FILE", "Public labels, or @FILE (one per line).")]
+Domain = Annotated[str | None, _opt("LO:HI:WIDTH", "Equal-width public bins from LO to HI.")]
+Bins = Annotated[str | None, typer.Option(hidden=True, help="Refused: bins must be public.")]
+Params = Annotated[
+    list[str] | None, typer.Option("--param", metavar="K=V", help="Method setting (repeatable).")
+]
+Workload = Annotated[
+    str | None,
+    _opt("KIND|LENGTH", "For auto: point, categorical, short, medium, long, mixed, or a query "
+         "length in bins."),
+]  # fmt: skip
+TimeBudget = Annotated[float | None, _opt("SECONDS", "For auto: time budget.", min=0.0)]
+Outside = Annotated[
+    str | None,
+    _opt("clip|drop", "Values outside the bins: clip into the end bins (default for numbers) "
+         "or drop (the only choice for categories)."),
+]  # fmt: skip
+Unit = Annotated[
+    str | None,
+    _opt("COLUMN", "Column naming the privacy unit (a person with several records); "
+         "needs --max-records."),
+]  # fmt: skip
+MaxRecords = Annotated[
+    int | None, _opt("K", "Most records kept per privacy unit (a random subset).", min=1)
+]
+Strict = Annotated[
+    bool,
+    typer.Option("--strict", help="Refuse malformed records instead of dropping them (NOT "
+                 "private: the refusal depends on the data)."),
+]  # fmt: skip
+Out = Annotated[
+    Path | None,
+    _opt("FILE", "Write .json, .csv or .parquet (ledger in FILE.ledger.json).", dir_okay=False),
+]
+Plot = Annotated[Path | None, _opt("PNG", "Plot the private estimate.", dir_okay=False)]
+
+
+@dataclass(frozen=True)
+class _Request:
+    """The checked options of one ``dphist publish``: everything public, nothing read."""
+
+    binning: ingest.Binning
+    policy: str
+    params: dict[str, Any]
+    unit: dict[str, Any]
+    image: str | None
+
+
+def _check(
+    method: str, epsilon: object, bins: str | None, binning_options: dict[str, object],
+    outside: str | None, items: Sequence[str] | None, workload: str | None,
+    time_budget: float | None, privacy_unit: str | None, max_records: int | None,
+    out: Path | None, plot: Path | None,
+) -> _Request:  # fmt: skip
+    """Every option checked before any data is read (usage errors, exit code 2)."""
     if bins is not None:
         raise typer.BadParameter(
             f"--bins {bins!r} asks for bins derived from the data; {ingest.PUBLIC_BINS_HINT}"
         )
     with usage():
-        binning = ingest.binning(
-            edges=edges,
-            domain=domain,
-            categories=None if categories is None else _categories_option(categories),
-        )
+        binning = ingest.binning(**binning_options)
     with usage("'--outside'"):
         policy = ingest.outside_policy(binning, outside)
-    params, planned = _method_params(method, param, workload, time_budget, binning, epsilon)
+    params, planned = _method_params(method, items, workload, time_budget, binning, epsilon)
     with usage("'--max-records'"):
         k = ingest.unit_bound(privacy_unit, max_records)
     if out is not None:
@@ -221,53 +194,46 @@ def publish_file(
     image = plot_target(plot)
     with usage():
         resources.check_bins(binning.n, planned)
-
-    with _counting_progress(source) as progress:
-        counts = ingest.count_file(
-            source,
-            column,
-            binning,
-            outside=policy,
-            privacy_unit=privacy_unit,
-            max_records=k,
-            rng=seed,
-            strict=strict,
-            progress=progress,
-        )
     unit = {} if k is None else {"privacy_unit": privacy_unit, "max_records": k}
-    release = publish(counts, epsilon=epsilon, method=method, rng=seed, **unit, **params)
-    del counts
+    return _Request(binning, policy, params, unit, image)
+
+
+def _outputs(
+    req: _Request, release: Release, column: str, strict: bool, out: Path | None,
+    plot: Path | None,
+) -> list[Path]:  # fmt: skip
+    """Write the output file(s) and the plot together, all or none."""
     files: list[export.Pending] = []
     if out is not None:
         files += export.histogram_files(
-            out,
-            release,
-            binning,
-            column=column,
-            outside_domain=policy,
-            missing_values="dropped",
-            malformed_records="refused" if strict else "dropped",
-        )
-    if plot is not None and image is not None:
+            out, release, req.binning, column=column, outside_domain=req.policy,
+            missing_values="dropped", malformed_records="refused" if strict else "dropped",
+        )  # fmt: skip
+    if plot is not None and req.image is not None:
         from ..plot import estimate_writer
 
-        labels = binning.labels() if binning.n <= 30 else None
-        draw = estimate_writer(release, image, labels=labels, xlabel=f"bin of {column}")
+        labels = req.binning.labels() if req.binning.n <= 30 else None
+        draw = estimate_writer(release, req.image, labels=labels, xlabel=f"bin of {column}")
         files.append(export.Pending(plot, draw))
-    written = export.write(files)
+    return export.write(files)
 
+
+def _report(
+    req: _Request, release: Release, column: str, strict: bool, written: list[Path],
+    preview: bool, seed: int | None,
+) -> None:  # fmt: skip
     console = new_console()
     say(
         console,
-        f"dphist publish: column {column!r}, {binning.spec}, method {release.method}, "
+        f"dphist publish: column {column!r}, {req.binning.spec}, method {release.method}, "
         f"epsilon = {exact(release.epsilon)}",
     )
     if "auto" in release.params:
         say(console, f"Chosen by auto: {release.params['auto']}")
-    if out is None:
-        console.print(_preview(binning, release))
+    if preview:
+        console.print(_preview(req.binning, release))
     console.print(ledger_table(release))
-    fate = "clipped into the end bins" if policy == "clip" else "dropped"
+    fate = "clipped into the end bins" if req.policy == "clip" else "dropped"
     say(
         console,
         f"Values outside the bins: {fate}; missing, invalid or malformed records: "
@@ -276,3 +242,33 @@ def publish_file(
         *status(release, seed),
         *(f"Written: {p.resolve()}" for p in written),
     )
+
+
+@app.command("publish")
+def publish_file(
+    source: Input, column: Column, epsilon: Epsilon, method: Method,
+    edges: Edges = None, categories: Categories = None, domain: Domain = None,
+    bins: Bins = None, param: Params = None, workload: Workload = None,
+    time_budget: TimeBudget = None, outside: Outside = None, privacy_unit: Unit = None,
+    max_records: MaxRecords = None, strict: Strict = False, out: Out = None, plot: Plot = None,
+    seed: Seed = None,
+) -> None:  # fmt: skip
+    """Count one column of a file over public bins and publish it privately.
+
+    Records are dropped, never reported, when malformed or without a valid value; see
+    'Record domain' in docs/privacy.md.
+    """
+    cats = None if categories is None else _categories_option(categories)
+    binning_options = {"edges": edges, "domain": domain, "categories": cats}
+    req = _check(
+        method, epsilon, bins, binning_options, outside, param, workload, time_budget,
+        privacy_unit, max_records, out, plot,
+    )  # fmt: skip
+    with _counting_progress(source) as progress:
+        counts = ingest.count_file(
+            source, column, req.binning, outside=req.policy, rng=seed, strict=strict,
+            progress=progress, **req.unit,
+        )  # fmt: skip
+    release = publish(counts, epsilon=epsilon, method=method, rng=seed, **req.unit, **req.params)
+    written = _outputs(req, release, column, strict, out, plot)
+    _report(req, release, column, strict, written, out is None, seed)

@@ -30,15 +30,9 @@ import numpy as np
 from ..errors import DataDependentParameterError, InputTypeError, ValidationError
 
 __all__ = [
-    "MAX_BINS",
-    "OUTSIDE_POLICIES",
-    "PUBLIC_BINS_HINT",
-    "Binning",
-    "binning",
-    "label_number",
-    "outside_policy",
-    "parse_domain",
-]
+    "MAX_BINS", "OUTSIDE_POLICIES", "PUBLIC_BINS_HINT", "Binning", "binning", "label_number",
+    "outside_policy", "parse_domain",
+]  # fmt: skip
 
 Outside = Literal["clip", "drop"]
 OUTSIDE_POLICIES: tuple[str, ...] = ("clip", "drop")
@@ -97,7 +91,7 @@ class Binning:
     def from_edges(cls, edges: object) -> Binning:
         """Bins ``[e_i, e_{i+1})``, the last closed; edges finite, strictly increasing."""
         if edges is None or isinstance(edges, str):
-            raise _refuse_data_derived(edges)
+            raise refuse_data_derived(edges)
         try:
             raw = list(edges)  # type: ignore[call-overload]
         except TypeError:
@@ -149,7 +143,7 @@ class Binning:
     def from_categories(cls, categories: object) -> Binning:
         """One bin per public label, in the given order; labels must be distinct."""
         if categories is None or isinstance(categories, str):
-            raise _refuse_data_derived(categories)
+            raise refuse_data_derived(categories)
         try:
             labels = tuple(str(c) for c in categories)  # type: ignore[union-attr]
         except TypeError:
@@ -199,7 +193,7 @@ def _number_text(value: float) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
-def _refuse_data_derived(value: object) -> DataDependentParameterError:
+def refuse_data_derived(value: object) -> DataDependentParameterError:
     what = "no binning" if value is None else f"bins {value!r}"
     return DataDependentParameterError(f"{what}: {PUBLIC_BINS_HINT}")
 

@@ -416,9 +416,9 @@ def count_values(
 
 def _check_binning(binning: object) -> None:
     if not isinstance(binning, Binning):
-        from .binning import _refuse_data_derived
+        from .binning import refuse_data_derived
 
-        raise _refuse_data_derived(binning)
+        raise refuse_data_derived(binning)
 
 
 def count(

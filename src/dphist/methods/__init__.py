@@ -4,8 +4,8 @@
 ``choose(n, epsilon, ...)`` picks one for ``method="auto"``.
 """
 
-from . import catalog as _catalog  # noqa: F401  (registers every recipe)
+from . import catalog  # registers every recipe
 from .advisor import choose
 from .registry import MethodInfo, get_method, list_methods, register
 
-__all__ = ["MethodInfo", "choose", "get_method", "list_methods", "register"]
+__all__ = ["MethodInfo", "catalog", "choose", "get_method", "list_methods", "register"]

@@ -13,6 +13,7 @@ from ..blocks import (
     REST,
     AbsoluteErrorGrouping,
     AHPClustering,
+    Block,
     BucketPartition,
     FixedQueries,
     FixedSizeGroups,
@@ -304,6 +305,18 @@ def privelet() -> Pipeline:
 # --- Sorting and grouping family.
 
 
+def _sorted_grouping(
+    grouping: Block, *, ratio: float, descending: bool, threshold: float | None = None
+) -> Pipeline:
+    """Noisy counts (``ratio`` of epsilon), an optional AHP threshold, a noisy sort, a
+    grouping of the sorted bins, one noisy total per group with the rest."""
+    steps = [NoisyBins(share=ratio)]
+    if threshold is not None:
+        steps.append(Threshold(eta=threshold))
+    steps += [SortByNoisy(descending=descending), grouping, GroupTotals(share=REST)]
+    return Pipeline(tuple(steps))
+
+
 @register(
     "AHP",
     summary="noisy counts, threshold, ascending noisy sort, clustering, one noisy total "
@@ -315,15 +328,8 @@ def privelet() -> Pipeline:
 def ahp(
     *, ratio: float = 0.85, eta: float = 0.35, clustering: str = "greedy", rule: str = "all"
 ) -> Pipeline:
-    return Pipeline(
-        (
-            NoisyBins(share=ratio),
-            Threshold(eta=eta),
-            SortByNoisy(descending=False),
-            AHPClustering(clustering=clustering, rule=rule),
-            GroupTotals(share=REST),
-        )
-    )
+    grouping = AHPClustering(clustering=clustering, rule=rule)
+    return _sorted_grouping(grouping, ratio=ratio, descending=False, threshold=eta)
 
 
 @register(
@@ -335,14 +341,7 @@ def ahp(
     complexity="O(N log N)",
 )
 def sreb_gca(*, ratio: float = 0.5, delta: float = 1.0) -> Pipeline:
-    return Pipeline(
-        (
-            NoisyBins(share=ratio),
-            SortByNoisy(descending=False),
-            RelativeErrorGrouping(delta=delta),
-            GroupTotals(share=REST),
-        )
-    )
+    return _sorted_grouping(RelativeErrorGrouping(delta=delta), ratio=ratio, descending=False)
 
 
 @register(
@@ -449,14 +448,7 @@ def noise_first() -> Pipeline:
     complexity="O(N log N)",
 )
 def grouping_smoothing(*, width: int = 100, ratio: float = 0.5) -> Pipeline:
-    return Pipeline(
-        (
-            NoisyBins(share=ratio),
-            SortByNoisy(descending=True),
-            FixedSizeGroups(width=width),
-            GroupTotals(share=REST),
-        )
-    )
+    return _sorted_grouping(FixedSizeGroups(width=width), ratio=ratio, descending=True)
 
 
 @register(

@@ -1,26 +1,8 @@
-"""Range-query workloads over a histogram domain, held implicitly.
-
-A workload is a list of half-open ranges ``[lo, hi)`` with ``0 <= lo < hi <= n``
-over a histogram of ``n`` bins. The answer to a range is ``P[hi] - P[lo]``, where
-``P`` holds the prefix sums of the histogram (``P[0] = 0``, length ``n + 1``).
-
-Workloads such as "all ranges" hold about ``n**2 / 2`` queries, so no kind stores
-its queries. Each kind knows its size, sums squared query errors straight from the
-prefix errors ``e_k = sum_{i<k} (est_i - true_i)`` in closed form or in ``O(n)``
-per distinct range length, and builds its bounds only when asked (up to a limit).
-
-Build workloads with the constructor functions (:func:`identity`,
-:func:`all_ranges`, :func:`prefix`, :func:`fixed_length`, :func:`length_percent`,
-:func:`small_ranges`, :func:`big_ranges`, :func:`windows`, :func:`random_ranges`,
-:func:`explicit`). Every invalid workload argument raises
-:class:`~dphist.errors.WorkloadError`; an array of prefix sums or prefix errors of
-the wrong shape raises :class:`~dphist.errors.ValidationError`.
-"""
+"""The workload kinds: all ranges, prefixes, windows of given lengths, explicit intervals."""
 
 from __future__ import annotations
 
 import math
-import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -31,37 +13,31 @@ from numpy.typing import ArrayLike
 from dphist.errors import ValidationError, WorkloadError
 
 __all__ = [
+    "BIG_LENGTHS",
     "DEFAULT_MAX_QUERIES",
+    "SMALL_LENGTHS",
     "AllRanges",
     "Intervals",
     "Prefix",
     "Windows",
     "Workload",
-    "all_ranges",
-    "big_ranges",
-    "explicit",
-    "fixed_length",
-    "identity",
-    "length_percent",
-    "prefix",
-    "random_ranges",
-    "small_ranges",
-    "windows",
+    "as_bounds",
+    "as_int",
 ]
 
 #: Largest number of queries :meth:`Workload.intervals` and :meth:`Workload.answers`
 #: build by default (two int64 arrays of this length take 800 MB).
 DEFAULT_MAX_QUERIES = 50_000_000
 
-_SMALL_LENGTHS = tuple(range(1, 11))
-_BIG_LENGTHS = tuple(range(100, 1001, 100))
+SMALL_LENGTHS = tuple(range(1, 11))
+BIG_LENGTHS = tuple(range(100, 1001, 100))
 _INT64_MAX = np.iinfo(np.int64).max
 
 
 # --------------------------------------------------------------------------- helpers
 
 
-def _as_int(value: object, name: str, *, low: int | None = None, high: int | None = None) -> int:
+def as_int(value: object, name: str, *, low: int | None = None, high: int | None = None) -> int:
     """Return ``value`` as a Python int, or raise WorkloadError naming ``name``."""
     if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
         raise WorkloadError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
@@ -98,7 +74,7 @@ def _prefix_array(values: ArrayLike, n: int, name: str) -> np.ndarray:
     return arr.astype(np.int64, copy=False)
 
 
-def _as_bounds(values: ArrayLike, name: str) -> np.ndarray:
+def as_bounds(values: ArrayLike, name: str) -> np.ndarray:
     """Validate one array of query bounds: 1-D, integer dtype, non-empty."""
     try:
         arr = np.asarray(values)
@@ -138,7 +114,7 @@ class Workload(ABC):
     n: int
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "n", _as_int(self.n, "n", low=1))
+        object.__setattr__(self, "n", as_int(self.n, "n", low=1))
 
     @property
     @abstractmethod
@@ -156,7 +132,7 @@ class Workload(ABC):
         return p[his] - p[los]
 
     def _check_size(self, max_queries: int) -> None:
-        limit = _as_int(max_queries, "max_queries", low=0)
+        limit = as_int(max_queries, "max_queries", low=0)
         if self.size > limit:
             raise WorkloadError(
                 f"{type(self).__name__} on n={self.n} has {self.size} queries, more than "
@@ -310,7 +286,7 @@ class Windows(Workload):
             raise WorkloadError(
                 f"lengths must be an integer or an iterable of integers, got {type(raw).__name__}"
             )
-        values = sorted({_as_int(v, "each of lengths", low=1) for v in raw})
+        values = sorted({as_int(v, "each of lengths", low=1) for v in raw})
         if not values:
             raise WorkloadError("lengths is empty; give at least one range length")
         too_long = [v for v in values if v > self.n]
@@ -358,8 +334,8 @@ class Intervals(Workload):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        lo = _as_bounds(self.lo, "lo")
-        hi = _as_bounds(self.hi, "hi")
+        lo = as_bounds(self.lo, "lo")
+        hi = as_bounds(self.hi, "hi")
         if lo.shape != hi.shape:
             raise WorkloadError(
                 f"lo and hi must have the same shape, got {lo.shape} and {hi.shape}"
@@ -409,224 +385,3 @@ class Intervals(Workload):
 
     def _answers(self, p: np.ndarray) -> np.ndarray:
         return p[self.hi] - p[self.lo]
-
-
-# --------------------------------------------------------------------------- constructors
-
-
-def identity(n: int) -> Windows:
-    """Point workload: the ``n`` single bins ``[i, i + 1)``.
-
-    Parameters
-    ----------
-    n : int
-        Domain size.
-
-    Returns
-    -------
-    Windows
-        ``Windows(n, (1,))``.
-    """
-    return Windows(n, (1,))
-
-
-def all_ranges(n: int) -> AllRanges:
-    """All ``n (n + 1) / 2`` ranges of the domain (the interval workload).
-
-    Parameters
-    ----------
-    n : int
-        Domain size.
-
-    Returns
-    -------
-    AllRanges
-        Evaluated in ``O(n)`` from prefix errors; never materialised unless asked.
-    """
-    return AllRanges(n)
-
-
-def prefix(n: int) -> Prefix:
-    """The ``n`` prefix ranges ``[0, j)``, ``j = 1..n``.
-
-    Parameters
-    ----------
-    n : int
-        Domain size.
-
-    Returns
-    -------
-    Prefix
-    """
-    return Prefix(n)
-
-
-def fixed_length(n: int, length: int) -> Windows:
-    """Every range of one length, at all ``n - length + 1`` positions.
-
-    Parameters
-    ----------
-    n : int
-        Domain size.
-    length : int
-        Range length, ``1 <= length <= n``.
-
-    Returns
-    -------
-    Windows
-    """
-    n = _as_int(n, "n", low=1)
-    return Windows(n, (_as_int(length, "length", low=1, high=n),))
-
-
-def length_percent(n: int, r: float) -> Windows:
-    """Every range whose length is ``r`` percent of the domain, at all positions.
-
-    Parameters
-    ----------
-    n : int
-        Domain size.
-    r : float
-        Percentage in ``(0, 100]``.
-
-    Returns
-    -------
-    Windows
-        Single length ``max(1, round(r * n / 100))``. Python's ``round`` is used, so
-        an exact tie goes to the even integer (``n=250, r=1`` gives length 2).
-    """
-    n = _as_int(n, "n", low=1)
-    if isinstance(r, bool | np.bool_) or not isinstance(r, numbers.Real):
-        raise WorkloadError(f"r must be a real number (a percentage), got {type(r).__name__}")
-    pct = float(r)
-    if not (math.isfinite(pct) and 0.0 < pct <= 100.0):
-        raise WorkloadError(f"r must be a percentage in (0, 100], got {pct!r}")
-    return Windows(n, (max(1, round(pct * n / 100.0)),))
-
-
-def windows(n: int, lengths: Iterable[int] | int, *, drop_longer: bool = False) -> Windows:
-    """Every range of each given length, at all positions.
-
-    Parameters
-    ----------
-    n : int
-        Domain size.
-    lengths : int or iterable of int
-        Range lengths, each at least 1; duplicates are ignored.
-    drop_longer : bool, optional
-        If true, silently drop lengths above ``n`` (WorkloadError if none is left);
-        if false (default) such a length is an error.
-
-    Returns
-    -------
-    Windows
-    """
-    n = _as_int(n, "n", low=1)
-    if drop_longer:
-        if isinstance(lengths, int | np.integer) and not isinstance(lengths, bool | np.bool_):
-            lengths = (lengths,)
-        if isinstance(lengths, str | bytes) or not isinstance(lengths, Iterable):
-            raise WorkloadError(
-                "lengths must be an integer or an iterable of integers, "
-                f"got {type(lengths).__name__}"
-            )
-        given = [_as_int(v, "each of lengths", low=1) for v in lengths]
-        kept = [v for v in given if v <= n]
-        if given and not kept:
-            raise WorkloadError(f"no length in {sorted(set(given))} fits the domain size n={n}")
-        lengths = kept
-    return Windows(n, lengths)
-
-
-def small_ranges(n: int) -> Windows:
-    """Every range of length 1..10 at all positions (lengths above ``n`` dropped).
-
-    Parameters
-    ----------
-    n : int
-        Domain size.
-
-    Returns
-    -------
-    Windows
-        Lengths ``1..min(10, n)``.
-    """
-    return windows(n, _SMALL_LENGTHS, drop_longer=True)
-
-
-def big_ranges(n: int) -> Windows:
-    """Every range of length 100, 200, ..., 1000 at all positions.
-
-    Lengths above ``n`` are dropped; a domain with ``n < 100`` has no such range and
-    raises WorkloadError.
-
-    Parameters
-    ----------
-    n : int
-        Domain size.
-
-    Returns
-    -------
-    Windows
-    """
-    return windows(n, _BIG_LENGTHS, drop_longer=True)
-
-
-def random_ranges(n: int, count: int, rng: int | np.random.Generator) -> Intervals:
-    """``count`` ranges drawn independently and uniformly from all ranges.
-
-    Each query picks two distinct cut points uniformly from ``0..n`` and sorts them
-    into ``lo < hi``. Every one of the ``n (n + 1) / 2`` ranges is therefore equally
-    likely (probability ``2 / (n (n + 1))`` per draw); a range of length ``L`` comes
-    up with probability ``(n - L + 1) / (n (n + 1) / 2)`` and the mean length is
-    ``(n + 2) / 3``. Draws are with replacement, so duplicates can occur.
-
-    Parameters
-    ----------
-    n : int
-        Domain size.
-    count : int
-        Number of queries, at least 1.
-    rng : int or numpy.random.Generator
-        A non-negative seed, or a generator (which is advanced).
-
-    Returns
-    -------
-    Intervals
-
-    Notes
-    -----
-    Time and memory ``O(count)``.
-    """
-    n = _as_int(n, "n", low=1)
-    count = _as_int(count, "count", low=1)
-    if isinstance(rng, np.random.Generator):
-        gen = rng
-    else:
-        if isinstance(rng, bool | np.bool_) or not isinstance(rng, int | np.integer):
-            raise WorkloadError(
-                f"rng must be an integer seed or a numpy.random.Generator, got {type(rng).__name__}"
-            )
-        gen = np.random.default_rng(_as_int(rng, "rng", low=0))
-    first = gen.integers(0, n + 1, size=count, dtype=np.int64)
-    second = gen.integers(0, n, size=count, dtype=np.int64)
-    second += second >= first  # uniform over the n cut points other than `first`
-    return Intervals(n, np.minimum(first, second), np.maximum(first, second))
-
-
-def explicit(n: int, lo: ArrayLike, hi: ArrayLike) -> Intervals:
-    """A workload given by explicit bounds: queries ``[lo[q], hi[q])``.
-
-    Parameters
-    ----------
-    n : int
-        Domain size.
-    lo, hi : array_like of int
-        Equal-shape 1-D integer arrays with ``0 <= lo < hi <= n``; at least one query.
-
-    Returns
-    -------
-    Intervals
-        Holds read-only int64 copies of the bounds.
-    """
-    return Intervals(n, lo, hi)
