@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 import dphist as dh
-from dphist import audit
+from dphist.lab import audit
 
 ROOT = Path(__file__).resolve().parents[1]
 

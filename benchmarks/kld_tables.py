@@ -4,7 +4,7 @@ SReB_GCA Table 2) on Location (seeded stand-in), Social Network, Search Log and 
 Run: python benchmarks/kld_tables.py [--trials 10] [--workers 2] [--sf]
 
 The data sets, the published values and the grid are those of the AHP reproduction
-(:mod:`dphist.reproduce.ahp`; the full report is ``dphist.reproduce.PAPERS["ahp"]``).
+(:mod:`dphist.lab.reproduce.ahp`; the full report is ``dphist.lab.reproduce.PAPERS["ahp"]``).
 KLD convention: :func:`dphist.metrics.kld` with pseudo-count tau = 1e-3, negative
 estimates clipped at 0; the papers' convention is not stated, so absolute values are
 comparable only roughly (rankings and orders of magnitude are the check). Seeded
@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from dphist.reproduce import ahp, sreb
+from dphist.lab.reproduce import ahp, sreb
 
 LABELS = ("AHP", "NF", "PHP", "GS", "SReB_GCA", "identity")
 

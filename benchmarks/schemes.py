@@ -15,8 +15,8 @@ import numpy as np
 
 import dphist as dh
 from dphist import datasets, synthetic
-from dphist.bench import QUADRATIC, time_method, warm_up
 from dphist.errors import DatasetUnavailableError
+from dphist.lab.bench import QUADRATIC, time_method, warm_up
 
 
 def seconds(method: str, x: np.ndarray, repeats: int) -> tuple[float, str]:

@@ -218,7 +218,7 @@ def test_groupsize_needs_a_table_or_demo(capsys):
 
 
 def test_reproduce_runs_the_registered_paper(capsys, workdir, monkeypatch):
-    from dphist import reproduce
+    from dphist.lab import reproduce
 
     calls = []
 

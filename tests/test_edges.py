@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 import dphist as dh
-from dphist import audit
 from dphist import groupsize as gs
 from dphist._kernel import NoisyPartition, count_cap, protect
 from dphist._kernel.groups import _emd_to_truth
 from dphist.errors import DphistError, InputTypeError, InternalError, ValidationError
 from dphist.groupsize.publish import seal
+from dphist.lab import audit
 
 # --------------------------------------------------------------------------- count cap
 

@@ -7,11 +7,13 @@ import math
 import numpy as np
 import pytest
 
+import dphist
 import dphist as dh
-from dphist import experiments as ex
 from dphist import metrics as mt
 from dphist import workloads as wl
 from dphist.errors import ValidationError
+from dphist.lab import experiments as ex
+from dphist.lab.experiments import runs
 
 TOY = np.array([3, 0, 5, 1, 0, 0, 7, 2, 4, 4, 4, 9, 0, 1, 2, 3], dtype=np.int64)
 VOLATILE = ("seconds", "timings")
@@ -40,14 +42,14 @@ def grid(**overrides):
 def counted(monkeypatch):
     """Count calls of publish made by the runner (warm-up calls excluded)."""
     calls = []
-    real = ex.publish
+    real = runs.publish
 
     def spy(counts, **kw):
-        if counts is not ex._WARMUP_COUNTS:
+        if counts is not runs.WARMUP_COUNTS:
             calls.append(kw["method"])
         return real(counts, **kw)
 
-    monkeypatch.setattr(ex, "publish", spy)
+    monkeypatch.setattr(runs, "publish", spy)
     return calls
 
 
@@ -301,7 +303,7 @@ def test_bad_grid_arguments():
 
 
 def test_real_dataset_spec_reduces_the_public_domain(monkeypatch):
-    monkeypatch.setattr(ex._datasets, "load", lambda name, data_dir=None: np.arange(8))
+    monkeypatch.setattr(dphist.datasets, "load", lambda name, data_dir=None: np.arange(8))
     spec = ex.Real("search_logs", bins=4)
     assert spec.label == "search_logs@4"
     assert np.array_equal(spec.load(), [1, 5, 9, 13])

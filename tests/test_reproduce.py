@@ -13,7 +13,7 @@ import pytest
 
 import dphist
 from dphist.errors import ValidationError
-from dphist.reproduce import PAPERS, Report, kellaris, markdown_table
+from dphist.lab.reproduce import PAPERS, Report, kellaris, markdown_table
 
 
 def tables(markdown: str) -> list[list[list[str]]]:
@@ -123,7 +123,7 @@ def test_quick_kellaris_run_end_to_end(tmp_path):
     links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
     assert links and all((tmp_path / link).is_file() for link in links)
     assert all(Path(link).parts[0] == "figures" for link in links)
-    rows = dphist.experiments.load_results(tmp_path / "results.csv")
+    rows = dphist.lab.experiments.load_results(tmp_path / "results.csv")
     assert {r["method"] for r in rows} == set(kellaris.SCHEMES)
     assert not [r for r in rows if r["error"]]
     # Reference-noise runs exist for exactly the listed schemes (MM only where run) ...

@@ -10,8 +10,8 @@ import statistics
 import pytest
 
 from dphist import workloads as wl
+from dphist.lab.reproduce import auto
 from dphist.methods.advisor import choose
-from dphist.reproduce import auto
 
 # --------------------------------------------------------------------------- helpers
 

@@ -11,7 +11,7 @@ import pytest
 
 from dphist import groupsize as gs
 from dphist.errors import ValidationError
-from dphist.reproduce import PAPERS, kuo
+from dphist.lab.reproduce import PAPERS, kuo
 
 # --------------------------------------------------------------------------- report
 

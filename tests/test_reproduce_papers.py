@@ -12,7 +12,7 @@ import pytest
 from dphist import datasets
 from dphist._kernel import noise_variance
 from dphist.errors import ValidationError
-from dphist.reproduce import PAPERS, ahp, sortaki, sreb
+from dphist.lab.reproduce import PAPERS, ahp, sortaki, sreb
 
 
 def claim_rows(text: str) -> list[list[str]]:

@@ -9,7 +9,7 @@
 * :func:`plot_mre_by_size` - mean relative error per group of bins of similar true
   size, per method (SReB_GCA, Fig. 4).
 
-The result plots take tidy rows from :mod:`dphist.experiments` and average over
+The result plots take tidy rows from :mod:`dphist.lab.experiments` and average over
 trials. Every plot is written atomically and returns its path.
 
 Needs matplotlib (``pip install "dphist[plot]"``). It is imported only when a plot
@@ -34,6 +34,7 @@ from .release import Release
 
 __all__ = [
     "estimate_writer",
+    "new_figure",
     "pareto_front",
     "plot_error_vs_epsilon",
     "plot_error_vs_range",
@@ -42,6 +43,7 @@ __all__ = [
     "plot_mre_by_size",
     "plot_release",
     "plot_skyline",
+    "save_figure",
 ]
 
 _INSTALL_HINT = 'plotting needs matplotlib: pip install "dphist[plot]"'
@@ -260,7 +262,7 @@ def _mean_by(
     return {lab: {k: float(np.mean(v)) for k, v in d.items()} for lab, d in sums.items()}
 
 
-def _figure(size: tuple[float, float] = (7.0, 4.8), bottom: float = 0.11) -> tuple[Any, Any]:
+def new_figure(size: tuple[float, float] = (7.0, 4.8), bottom: float = 0.11) -> tuple[Any, Any]:
     """A figure with fixed margins: a computed layout costs more than the drawing itself."""
     figure_cls, canvas_cls = _matplotlib()
     fig = figure_cls(figsize=size, dpi=100)
@@ -268,7 +270,7 @@ def _figure(size: tuple[float, float] = (7.0, 4.8), bottom: float = 0.11) -> tup
     return fig, canvas_cls(fig)
 
 
-def _save(fig: Any, canvas: Any, path: str | os.PathLike[str]) -> Path:
+def save_figure(fig: Any, canvas: Any, path: str | os.PathLike[str]) -> Path:
     target = Path(path)
     fmt = target.suffix.lstrip(".").lower() or "png"
     if fmt not in canvas.get_supported_filetypes():
@@ -314,7 +316,7 @@ def plot_skyline(
     y = np.array([errors[lab][0] for lab in labels])
     front = pareto_front(x, y)
 
-    fig, canvas = _figure()
+    fig, canvas = new_figure()
     ax = fig.add_subplot()
     ax.scatter(x[~front], y[~front], color="0.55", marker="o", label="dominated")
     ax.scatter(x[front], y[front], color="tab:red", marker="D", s=50, label="Pareto front")
@@ -341,7 +343,7 @@ def plot_skyline(
         s for s in (dataset, None if epsilon is None else f"ε = {float(epsilon):g}") if s
     )
     ax.set_title(title or (f"Time vs error ({about})" if about else "Time vs error"))
-    return _save(fig, canvas, path)
+    return save_figure(fig, canvas, path)
 
 
 def plot_error_vs_epsilon(
@@ -359,7 +361,7 @@ def plot_error_vs_epsilon(
         selected = [r for r in selected if r["method"] in set(methods)]
     _nonempty(selected, f"metric={metric!r}, dataset={dataset!r}")
     curves = _mean_by(selected, lambda r: float(r["epsilon"]))
-    fig, canvas = _figure()
+    fig, canvas = new_figure()
     ax = fig.add_subplot()
     for lab, points in curves.items():
         eps = np.array(sorted(points))
@@ -371,7 +373,7 @@ def plot_error_vs_epsilon(
     ax.grid(alpha=0.3, which="both")
     ax.legend(loc="upper right", frameon=False, fontsize=8)
     ax.set_title(title or f"Error vs ε{f' ({dataset})' if dataset else ''}")
-    return _save(fig, canvas, path)
+    return save_figure(fig, canvas, path)
 
 
 def plot_error_vs_range(
@@ -395,7 +397,7 @@ def plot_error_vs_range(
         selected = [r for r in selected if r["method"] in set(methods)]
     _nonempty(selected, f"metric={metric!r} with r=, dataset={dataset!r}, epsilon={epsilon!r}")
     curves = _mean_by(selected, lambda r: float(_args(r)["r"]))
-    fig, canvas = _figure()
+    fig, canvas = new_figure()
     ax = fig.add_subplot()
     for lab, points in curves.items():
         rs = np.array(sorted(points))
@@ -412,7 +414,7 @@ def plot_error_vs_range(
         s for s in (dataset, None if epsilon is None else f"ε = {float(epsilon):g}") if s
     )
     ax.set_title(title or f"Error vs range length{f' ({about})' if about else ''}")
-    return _save(fig, canvas, path)
+    return save_figure(fig, canvas, path)
 
 
 def plot_mre_by_size(
@@ -440,7 +442,7 @@ def plot_mre_by_size(
     curves = _mean_by(selected, lambda r: (float(_args(r)["lo"]), float(_args(r)["hi"])))
     groups = sorted({g for points in curves.values() for g in points})
     position = {g: i for i, g in enumerate(groups)}
-    fig, canvas = _figure((8.0, 4.8), bottom=0.2)
+    fig, canvas = new_figure((8.0, 4.8), bottom=0.2)
     ax = fig.add_subplot()
     for lab, points in curves.items():
         keys = sorted(points)
@@ -455,7 +457,7 @@ def plot_mre_by_size(
         s for s in (dataset, None if epsilon is None else f"ε = {float(epsilon):g}") if s
     )
     ax.set_title(title or f"MRE by bin size{f' ({about})' if about else ''}")
-    return _save(fig, canvas, path)
+    return save_figure(fig, canvas, path)
 
 
 def _interval(lo: float, hi: float) -> str:

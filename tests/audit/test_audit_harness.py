@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from dphist import audit
 from dphist.blocks import REST, Block, GroupTotals
 from dphist.errors import ValidationError
+from dphist.lab import audit
+from dphist.lab.audit import features
 
 SEED = 4242
 
@@ -345,9 +346,9 @@ def test_fourier_view_matches_the_kernel_basis(n):
 
     y = np.random.default_rng(n).normal(size=(6, n))
     expected = np.array([fourier_coefficients(row) for row in y])
-    np.testing.assert_allclose(audit._fourier(y), expected, atol=1e-12)
+    np.testing.assert_allclose(features.fourier(y), expected, atol=1e-12)
     # orthonormal: the squared norm is kept
-    np.testing.assert_allclose((audit._fourier(y) ** 2).sum(axis=1), (y**2).sum(axis=1))
+    np.testing.assert_allclose((features.fourier(y) ** 2).sum(axis=1), (y**2).sum(axis=1))
 
 
 def test_retained_coefficients_hand_worked():
@@ -360,7 +361,7 @@ def test_retained_coefficients_hand_worked():
             [1.0, 0.0, 0.0, 2.0],
         ]
     )
-    assert audit._retained(c).tolist() == [1, 2, 0, 1, 4]
+    assert features.retained(c).tolist() == [1, 2, 0, 1, 4]
 
 
 def test_low_pass_outputs_expose_how_many_coefficients_were_kept():
@@ -378,7 +379,7 @@ def test_low_pass_outputs_expose_how_many_coefficients_were_kept():
     pair = audit.pair([0, 4, 4, 4], 0, +1)
     a = mech.run(pair.x, 50, np.random.SeedSequence(1))
     b = mech.run(pair.x2, 50, np.random.SeedSequence(2))
-    feats = audit._Features(pair, a, b)
+    feats = features.Features(pair, a, b)
     names, col_a = feats.numeric(a)
     _, col_b = feats.numeric(b)
     j = names.index("number of retained Fourier coefficients")

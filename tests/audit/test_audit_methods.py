@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 import dphist as dh
-from dphist import audit
+from dphist.lab import audit
 
 METHODS = [m.name for m in dh.list_methods()]
 N_BINS = 8

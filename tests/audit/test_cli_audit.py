@@ -29,7 +29,8 @@ import numpy as np
 import pytest
 
 import dphist.cli.publish as command
-from dphist import audit, cli, ingest
+from dphist import cli, ingest
+from dphist.lab import audit
 
 EPS = 1
 K = 4

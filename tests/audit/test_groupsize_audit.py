@@ -30,12 +30,12 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dphist import audit
 from dphist import groupsize as gs
 from dphist._kernel import Accountant, GroupMeasurer, noise_source
-from dphist.audit import pair
 from dphist.groupsize.estimators import DEFAULT_NORM, naive_estimate
 from dphist.groupsize.publish import _estimate_level, seal
+from dphist.lab import audit
+from dphist.lab.audit import pair
 
 EPS = 1
 WIDTH = 8

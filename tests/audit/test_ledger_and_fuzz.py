@@ -9,10 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dphist as dh
-from dphist import audit
 from dphist._kernel import REST, ProtectedCounts, as_fraction, resolve_shares, validate_epsilon
 from dphist.blocks import AbsoluteErrorGrouping, GroupTotals, NoisyBins, SortByNoisy
 from dphist.errors import BudgetPlanError, DphistError, ValidationError
+from dphist.lab import audit
 
 METHODS = [m.name for m in dh.list_methods()]
 SENTINEL = 987_654_321

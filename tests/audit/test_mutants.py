@@ -24,7 +24,6 @@ import pytest
 
 import dphist as dh
 import dphist._kernel.view as kernel_view
-from dphist import audit
 from dphist._kernel import GroupSums, Identity, IntervalSums
 from dphist._kernel.noise import rational_scale
 from dphist._numeric.segment import labels_from_starts, segment
@@ -40,6 +39,7 @@ from dphist.blocks import (
     SquaredErrorGrouping,
     Threshold,
 )
+from dphist.lab import audit
 from dphist.methods import register, registry
 
 # --------------------------------------------------------------------------- outcome

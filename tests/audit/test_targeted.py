@@ -5,7 +5,7 @@ almost nothing on these three methods (eps_lb about 0 at CI sample sizes): their
 decisions -- AHP's threshold and clustering cut, sDAHP's sorted partition, EFPA's
 number of retained Fourier coefficients -- are far from every catalogue pair, and a
 decision that is never near its boundary leaks nothing observable. The pairs here
-sit on the boundary, found by :func:`dphist.audit.decision_pairs` (the method run
+sit on the boundary, found by :func:`dphist.lab.audit.decision_pairs` (the method run
 noise-free at the claimed epsilon, so the cut is where the exact values put it):
 
 * AHP, clustering cut: seven empty bins and one bin at ``v``; bin 7 leaves the
@@ -39,7 +39,7 @@ import numpy as np
 import pytest
 
 import dphist as dh
-from dphist import audit
+from dphist.lab import audit
 
 SEED = 20261
 N_SEARCH, N_CONFIRM = 1000, 4000

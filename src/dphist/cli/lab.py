@@ -24,7 +24,7 @@ def bench(
     epsilon: Epsilon = Fraction(1, 10),
 ) -> None:
     """Median run time of methods on a synthetic histogram (JIT warm-up excluded)."""
-    from ..bench import resolve_methods, time_methods
+    from ..lab.bench import resolve_methods, time_methods
 
     with usage("'--methods'"):
         names = resolve_methods(methods_)
@@ -63,7 +63,7 @@ def reproduce(
     import inspect
     import time
 
-    from ..reproduce import PAPERS
+    from ..lab.reproduce import PAPERS
 
     names = sorted(PAPERS) if paper == "all" else [paper]
     unknown = [name for name in names if name not in PAPERS]

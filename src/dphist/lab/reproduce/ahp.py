@@ -47,11 +47,11 @@ from typing import Any
 
 import numpy as np
 
+from ... import metrics
+from ...errors import ValidationError
+from ...plot import plot_error_vs_epsilon, plot_error_vs_range
+from ...session import publish
 from .. import experiments as ex
-from ..errors import ValidationError
-from ..metrics import kld as _kld
-from ..plot import plot_error_vs_epsilon, plot_error_vs_range
-from ..session import publish
 from .report import Report
 
 __all__ = [
@@ -258,7 +258,8 @@ def kld_conventions(true: np.ndarray, estimate: np.ndarray) -> dict[str, float]:
     """
     h = np.asarray(true, dtype=np.float64)
     g = np.maximum(np.asarray(estimate, dtype=np.float64), 0.0)
-    out = {lab: _kld(h, g, t) for lab, t in zip(KLD_CONVENTIONS, (1e-3, 1.0, 1e-6), strict=False)}
+    taus = (1e-3, 1.0, 1e-6)
+    out = {lab: metrics.kld(h, g, t) for lab, t in zip(KLD_CONVENTIONS, taus, strict=False)}
     both = (h > 0) & (g > 0)
     if np.any(both):
         p, q = h[both] / h[both].sum(), g[both] / g[both].sum()

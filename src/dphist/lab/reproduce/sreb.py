@@ -18,7 +18,7 @@ Data
 ----
 *Search Log*, *NetTrace* and *Social Network* are the paper's histograms;
 *Waitakere* is the same meshblock data as AHP's *Location* and is not available:
-:func:`dphist.reproduce.ahp.location_like` stands in for it (Table 1 shape).
+:func:`dphist.lab.reproduce.ahp.location_like` stands in for it (Table 1 shape).
 
 KLD convention: :func:`dphist.metrics.kld` with pseudo-count τ = 1e-3 (see the AHP
 module for the differences from the papers' formula). Noise is exact discrete
@@ -36,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from ...plot import plot_error_vs_epsilon, plot_mre_by_size
 from .. import experiments as ex
-from ..plot import plot_error_vs_epsilon, plot_mre_by_size
 from .ahp import (
     KLD_CONVENTIONS,
     Data,
@@ -179,7 +179,7 @@ def diagnose(data: Sequence[Data], *, seed: int, data_dir: Any, epsilons) -> dic
     """Evidence for the claim reasons, from one seeded SReB_GCA release per cell.
 
     * ``kld``: (data set, ε) -> KLD of SReB_GCA under every reading of :data:`CONVENTIONS`;
-    * ``inflation``: per data set at ε = 1, :func:`~dphist.reproduce.ahp.error_inflation`
+    * ``inflation``: per data set at ε = 1, :func:`~dphist.lab.reproduce.ahp.error_inflation`
       for ranges of 100 bins, SReB_GCA and DP_BASE.
     """
     out: dict[str, Any] = {"kld": {}, "inflation": {}}

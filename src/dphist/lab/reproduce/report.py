@@ -7,7 +7,7 @@ a reason.
 
 Example
 -------
->>> from dphist.reproduce.report import Report
+>>> from dphist.lab.reproduce.report import Report
 >>> rep = Report("Demo", settings={"trials": 2, "epsilons": [0.1, 1.0], "seed": 0})
 >>> rep.section("Setting", "Two methods on a toy histogram.")
 >>> rep.table([{"method": "identity", "mse": 2.0}, {"method": "uniform", "mse": 9.5}])
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._io import atomic_write
-from ..errors import ValidationError
+from ..._io import atomic_write
+from ...errors import ValidationError
 
 __all__ = ["DIFFERS", "REPRODUCED", "Claim", "Report", "markdown_table"]
 
@@ -139,7 +139,7 @@ class Report:
     # ------------------------------------------------------------------ output
 
     def _settings_rows(self) -> list[dict[str, Any]]:
-        from .. import __version__
+        from ... import __version__
 
         info = {
             **self.settings,

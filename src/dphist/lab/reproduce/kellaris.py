@@ -49,8 +49,8 @@ from typing import Any
 
 import numpy as np
 
+from ...plot import pareto_front, plot_error_vs_epsilon, plot_error_vs_range, plot_skyline
 from .. import experiments as ex
-from ..plot import pareto_front, plot_error_vs_epsilon, plot_error_vs_range, plot_skyline
 from .report import Report
 
 __all__ = ["PAPER_FRONTS", "PAPER_TABLE2", "SCHEMES", "TOP", "run"]

@@ -51,11 +51,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import datasets as _datasets
+from ... import datasets, workloads
+from ..._io import atomic_write
+from ...methods.advisor import choose
 from .. import experiments as ex
-from .. import workloads as _workloads
-from .._io import atomic_write
-from ..methods.advisor import choose
 from .report import Report
 
 __all__ = [
@@ -135,9 +134,9 @@ def _data(quick: bool, data_dir: Any) -> tuple[list[ex.Real | ex.Synthetic], lis
             ex.Synthetic.make("piecewise_constant", 160, seed=5, segments=5, name="steps_160"),
             ex.Synthetic.make("spiky", 128, seed=3, name="spiky_128"),
         ], []
-    present = set(_datasets.available(data_dir))
-    real = [ex.Real(name) for name in _datasets.DATASETS if name in present]
-    missing = [name for name in _datasets.DATASETS if name not in present]
+    present = set(datasets.available(data_dir))
+    real = [ex.Real(name) for name in datasets.DATASETS if name in present]
+    missing = [name for name in datasets.DATASETS if name not in present]
     synthetic = [
         ex.Synthetic.make(
             "piecewise_constant", 1024, seed=11, segments=12, max_level=60.0, name="steps_1024"
@@ -155,7 +154,7 @@ def _metric(workload: str) -> ex.Metric:
 
 def _size(spec: ex.Real | ex.Synthetic) -> int:
     if isinstance(spec, ex.Real):
-        return _datasets.DATASETS[spec.name].bins
+        return datasets.DATASETS[spec.name].bins
     return spec.n
 
 
@@ -168,7 +167,7 @@ def _choices(
         n = _size(spec)
         for eps in epsilons:
             for label, name in WORKLOADS.items():
-                method, params, reason = choose(n, eps, getattr(_workloads, name)(n))
+                method, params, reason = choose(n, eps, getattr(workloads, name)(n))
                 out[(spec.label, eps, label)] = (ex.Method(method, params), reason)
     return out
 
@@ -285,9 +284,9 @@ def _plot_regrets(
 ) -> Path | None:
     """Box plot of regret per strategy (log scale), sorted by median; auto in red."""
     try:
-        from ..plot import _figure, _save
+        from ...plot import new_figure, save_figure
 
-        fig, canvas = _figure(size=(max(8.0, 0.32 * len(per_strategy) + 2.0), 5.2), bottom=0.2)
+        fig, canvas = new_figure(size=(max(8.0, 0.32 * len(per_strategy) + 2.0), 5.2), bottom=0.2)
     except ImportError:
         return None
     names = sorted(
@@ -306,7 +305,7 @@ def _plot_regrets(
     ax.grid(axis="y", alpha=0.3)
     ax.legend(loc="upper left", frameon=False)
     ax.set_title(title)
-    return _save(fig, canvas, path)
+    return save_figure(fig, canvas, path)
 
 
 # --------------------------------------------------------------------------- report

@@ -4,7 +4,7 @@
 
     run(out_dir: Path, *, trials: int, workers: int, quick: bool, data_dir=None) -> Path
 
-that runs the paper's experiments with :func:`dphist.experiments.run_grid` (results
+that runs the paper's experiments with :func:`dphist.lab.experiments.run_grid` (results
 in ``out_dir/results.csv``, resumable), draws its figures with :mod:`dphist.plot`
 and writes ``out_dir/report.md`` with a :class:`Report`, returning that path.
 ``quick=True`` must finish in seconds on tiny data (used by the tests).
@@ -12,18 +12,18 @@ and writes ``out_dir/report.md`` with a :class:`Report`, returning that path.
 Adding a paper
 --------------
 1. Write ``dphist/reproduce/<paper>.py`` with a ``run`` function as above.
-2. Build the grid: methods, datasets (:class:`dphist.experiments.Real`,
-   :class:`~dphist.experiments.Synthetic` stand-ins for data that is not available,
-   :class:`~dphist.experiments.Given`), epsilons and metrics
-   (:data:`dphist.experiments.METRICS`, e.g. ``metric("range_pct_mse", r=4)``).
-3. Summarise with :func:`dphist.experiments.summarise`, plot, and record each of the
+2. Build the grid: methods, datasets (:class:`dphist.lab.experiments.Real`,
+   :class:`~dphist.lab.experiments.Synthetic` stand-ins for data that is not available,
+   :class:`~dphist.lab.experiments.Given`), epsilons and metrics
+   (:data:`dphist.lab.experiments.METRICS`, e.g. ``metric("range_pct_mse", r=4)``).
+3. Summarise with :func:`dphist.lab.experiments.summarise`, plot, and record each of the
    paper's statements with :meth:`Report.claim` (verdict computed from the numbers,
    with the rule stated in "why").
 4. Register it in :data:`PAPERS` below.
 
 Example
 -------
->>> from dphist.reproduce import PAPERS
+>>> from dphist.lab.reproduce import PAPERS
 >>> sorted(PAPERS)
 ['ahp', 'auto', 'kellaris', 'kuo', 'sortaki', 'sreb']
 """

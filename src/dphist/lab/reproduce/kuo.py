@@ -38,9 +38,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import groupsize as gs
-from .._io import atomic_write
-from ..plot import plot_error_vs_epsilon
+from ... import groupsize as gs
+from ..._io import atomic_write
+from ...plot import plot_error_vs_epsilon
 from .report import Report
 
 __all__ = ["COMBINATIONS", "LEVELS", "PAPER_NAIVE", "run"]

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import synthetic
-from .errors import DphistError, ValidationError
-from .methods import get_method, list_methods
-from .session import publish
+from .. import synthetic
+from ..errors import DphistError, ValidationError
+from ..methods import get_method, list_methods
+from ..session import publish
 
 __all__ = ["QUADRATIC", "Timing", "resolve_methods", "time_method", "time_methods", "warm_up"]
 

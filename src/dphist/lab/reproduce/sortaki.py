@@ -51,11 +51,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import datasets as _datasets
+from ... import datasets, synthetic
+from ...errors import ValidationError
+from ...plot import plot_error_vs_epsilon
 from .. import experiments as ex
-from .. import synthetic as _synthetic
-from ..errors import ValidationError
-from ..plot import plot_error_vs_epsilon
 from .report import Report
 
 __all__ = [
@@ -340,13 +339,13 @@ class Data:
 def _scaled(shape: np.ndarray, paper: str, seed: int) -> tuple[np.ndarray, int]:
     domain, scale = PAPER_DATA[paper]
     records = round(scale * shape.size / domain)
-    return _synthetic.resample(shape, records, rng=seed), records
+    return synthetic.resample(shape, records, rng=seed), records
 
 
 def build_datasets(quick: bool, data_dir: str | os.PathLike[str] | None = None) -> dict[str, Data]:
     """Our version of each of the paper's data sets, by the paper's name."""
     if quick:
-        base = _synthetic.sparse_power_law(128, density=0.3, rng=3)
+        base = synthetic.sparse_power_law(128, density=0.3, rng=3)
         rand = amazon_like(128, seed=1)
         out = {}
         for name, shape in (
@@ -359,13 +358,13 @@ def build_datasets(quick: bool, data_dir: str | os.PathLike[str] | None = None) 
             ("Wage-Per-Hour", wage_like(128)),
             ("NetTrace", np.sort(base)[::-1].copy()),
         ):
-            counts = _synthetic.resample(shape, 20 * shape.size, rng=7)
+            counts = synthetic.resample(shape, 20 * shape.size, rng=7)
             label = f"{name.lower()}_quick_{shape.size}"
             out[name] = Data(name, ex.Given(label, counts), "quick synthetic stand-in")
         return out
 
     def real(name: str) -> np.ndarray:
-        return _datasets.load(name, data_dir=data_dir)
+        return datasets.load(name, data_dir=data_dir)
 
     md = real("md_salary_4096")
     ipums = real("ipums_income_4096")
