@@ -27,7 +27,6 @@ Laplace, seeded for repeatability.
 
 from __future__ import annotations
 
-import itertools
 import math
 import os
 from collections.abc import Sequence
@@ -46,7 +45,9 @@ from .ahp import (
     kld_conventions,
     location_like,
 )
+from .claims import check
 from .report import Report
+from .sreb_claims import CLAIMS, Results
 
 __all__ = [
     "CONVENTIONS",
@@ -305,232 +306,6 @@ def _slug(value: object) -> str:
     return str(value).replace(".", "p").replace(" ", "_").lower()
 
 
-def _cells_text(items: Sequence[tuple[str, float, float, float]], n: int = 3) -> str:
-    return "; ".join(f"{d} ε={e:g}: {a:.3g} vs {b:.3g}" for d, e, a, b in items[:n])
-
-
-def _claims(rep: Report, data, table, epsilons, sweep, lengths, diag) -> None:
-    cells = [(d, eps) for d in data for eps in epsilons]
-    pairs = [
-        (
-            d.paper,
-            e,
-            ex.summary_value(table, d.spec.label, e, KLD, "SReB_GCA"),
-            ex.summary_value(table, d.spec.label, e, KLD, "AHP"),
-        )
-        for d, e in cells
-    ]
-    wins = [s < a for _, _, s, a in pairs]
-    q = [s / a for _, _, s, a in pairs if a > 0 and math.isfinite(s / a)]
-    lost = [p for p, w in zip(pairs, wins, strict=True) if not w]
-    rep.claim(
-        "SReB_GCA has a smaller KLD than AHP",
-        "Table 2 (12 of 12)",
-        f"{sum(wins)} of {len(cells)} (data, ε) cells",
-        all(wins),
-        "mean KLD over the trials, both methods run here; "
-        + (
-            f"reproduced; SReB_GCA / AHP median {np.median(q):.3g}"
-            if all(wins)
-            else "differs because both publish one noisy total per group of bins sorted by "
-            "noisy count, and SReB_GCA spends half of ε on the sort (AHP 85%), so its groups "
-            f"are no better: SReB_GCA / AHP median {np.median(q):.3g} (SReB_GCA vs AHP: "
-            + _cells_text(lost)
-            + "); the paper's AHP column is copied from the AHP paper, not run beside it"
-        ),
-    )
-    ratios = []
-    for d, e in cells:
-        ref = PAPER_TABLE2.get((d.paper, e), {}).get("SReB_GCA")
-        ours = ex.summary_value(table, d.spec.label, e, KLD, "SReB_GCA")
-        if ref and math.isfinite(ours):
-            ratios.append(ours / ref)
-    close = sum(0.1 <= q <= 10 for q in ratios)
-    ok = bool(ratios) and close == len(ratios)
-    fits = _fits(diag)
-    best = min(fits, key=lambda r: r["spread"] if math.isfinite(r["spread"]) else math.inf)
-    base = [
-        (
-            d.paper,
-            e,
-            PAPER_TABLE2.get((d.paper, e), {}).get("SReB_GCA", math.nan),
-            ex.summary_value(table, d.spec.label, e, KLD, "identity"),
-        )
-        for d, e in cells
-        if e == max(epsilons)
-    ]
-    rep.claim(
-        "SReB_GCA's KLD values (absolute)",
-        "Table 2",
-        f"within a factor 10 in {close} of {len(ratios)} cells; ours / paper: "
-        + ", ".join(f"{q:.2g}" for q in ratios),
-        ok,
-        "the paper's values (down to 1e-4) are far below what Laplace noise on every "
-        "bin allows for an unsmoothed KLD; the smoothing convention is not stated; "
-        + (
-            f"reproduced; ours / paper median {np.median(ratios):.3g}"
-            if ok
-            else "differs because "
-            + (
-                f"{best['reading']} is the only close reading (median ratio "
-                f"{best['median ratio']:.3g}); see the last table"
-                if best["within 3x"] >= 10
-                else "no KLD reading fits: the most consistent "
-                f"({best['reading']}) still has ours / paper varying {best['spread']:.3g}x "
-                f"from one cell to another (median {best['median ratio']:.3g}), so no "
-                "rescaling matches"
-            )
-            + "; the paper's values at the largest ε are below our DP_BASE's (paper "
-            "SReB_GCA vs our DP_BASE: " + _cells_text(base, 2) + ")"
-        ),
-    )
-    sweep_cells = [(d, e) for d in data for e in sweep]
-    kl = [
-        (
-            d.paper,
-            e,
-            ex.summary_value(table, d.spec.label, e, KLD, "SReB_GCA"),
-            ex.summary_value(table, d.spec.label, e, KLD, "identity"),
-        )
-        for d, e in sweep_cells
-    ]
-    lost = [x for x in kl if not x[2] < x[3]]
-    ok = not lost
-    rep.claim(
-        "SReB_GCA's distribution is closer to the truth than DP_BASE's (KLD)",
-        "Fig. 6",
-        f"smaller KLD in {len(kl) - len(lost)} of {len(sweep_cells)} (data, ε) cells",
-        ok,
-        "every data set and ε of the sweep; "
-        + (
-            f"reproduced; smaller in all {len(kl)} cells"
-            if ok
-            else "differs because the bias of the group means can exceed the noise they "
-            f"remove: SReB_GCA loses in {len(lost)} cells, "
-            f"{sum(x[1] >= 0.5 for x in lost)} of them at ε ≥ 0.5 (SReB_GCA vs DP_BASE: "
-            + _cells_text(lost)
-            + ")"
-        ),
-    )
-
-    small, large, n_small, n_large = 0, 0, 0, 0
-    detail, small_lost, large_lost = [], [], []
-    for d, e in cells:
-        present = [
-            (lo, hi)
-            for lo, hi in SIZE_CLASSES
-            if math.isfinite(
-                ex.summary_value(table, d.spec.label, e, _classes_label(lo, hi), "identity")
-            )
-        ]
-        if not present:
-            continue
-        lo, hi = present[0]
-        s = ex.summary_value(table, d.spec.label, e, _classes_label(lo, hi), "SReB_GCA")
-        b = ex.summary_value(table, d.spec.label, e, _classes_label(lo, hi), "identity")
-        n_small += 1
-        small += s < b
-        if not s < b:
-            small_lost.append((f"{d.paper} [{lo:g}, {hi:g})", e, s, b))
-        lo, hi = present[-1]
-        s2 = ex.summary_value(table, d.spec.label, e, _classes_label(lo, hi), "SReB_GCA")
-        b2 = ex.summary_value(table, d.spec.label, e, _classes_label(lo, hi), "identity")
-        n_large += 1
-        held = s2 <= 2 * b2 or s2 <= 0.05
-        large += held
-        if not held:
-            large_lost.append((f"{d.paper} [{lo:g}, {hi:g})", e, s2, b2))
-        detail.append(f"{d.paper} ε={e:g}: small {s:.2g} vs {b:.2g}, large {s2:.2g} vs {b2:.2g}")
-    ok = n_small > 0 and small == n_small
-    rep.claim(
-        "SReB_GCA markedly improves the smallest bins' relative error",
-        "Fig. 4",
-        f"smaller MRE on the smallest class in {small} of {n_small} (data, ε) cells",
-        ok,
-        "smallest non-empty class of true counts; "
-        + "; ".join(detail)
-        + "; "
-        + (
-            f"reproduced; smaller in {small} of {n_small} cells"
-            if ok
-            else "differs because grouping by noisy count puts small bins with bins of "
-            "larger true count, and the group mean pulls them up by more than the noise it "
-            "removes (SReB_GCA vs DP_BASE: " + _cells_text(small_lost) + ")"
-        ),
-    )
-    ok = n_large > 0 and large == n_large
-    rep.claim(
-        "without a substantial loss on the largest bins",
-        "Fig. 4",
-        f"largest class: SReB_GCA at most 2x DP_BASE (or below 0.05) in {large} of {n_large}",
-        ok,
-        "'substantial' read as more than twice DP_BASE's MRE and above 5% relative error; "
-        + (
-            f"reproduced; held in {large} of {n_large} cells"
-            if ok
-            else "differs because SReB_GCA gives the large bins only half of ε before "
-            "grouping, and at small ε large bins are grouped with smaller ones (SReB_GCA "
-            "vs DP_BASE: " + _cells_text(large_lost) + ")"
-        ),
-    )
-    rng_cells = [(d, e, i) for d in data for e in sweep for i in lengths]
-    better = sum(
-        ex.summary_value(table, d.spec.label, e, ex.metric("mre_range", length=i).label, "SReB_GCA")
-        < ex.summary_value(
-            table, d.spec.label, e, ex.metric("mre_range", length=i).label, "identity"
-        )
-        for d, e, i in rng_cells
-    )
-    ok = better == len(rng_cells)
-    infl = "; ".join(f"{k} {a:.3g}x (DP_BASE {b:.3g}x)" for k, (a, b) in diag["inflation"].items())
-    rep.claim(
-        "SReB_GCA is more accurate than DP_BASE on range queries",
-        "Fig. 5",
-        f"smaller range MRE in {better} of {len(rng_cells)} (data, ε, length) cells",
-        ok,
-        "every data set, ε of the sweep and range length; "
-        + (
-            f"reproduced; smaller in {better} of {len(rng_cells)} cells"
-            if ok
-            else (
-                "differs because neighbouring bins of similar count fall in the same "
-                "group and share its error, so errors add up along a range instead of "
-                "cancelling"
-                if max(a for a, _ in diag["inflation"].values()) > 2
-                else "differs because the grouped bins' own errors are larger than "
-                "DP_BASE's (range errors are not inflated here)"
-            )
-            + ": range MSE over what independent bin errors would give (ranges of "
-            "100 bins, ε = 1): " + infl
-        ),
-    )
-    mono = total = 0
-    for d in data:
-        for i in lengths:
-            ys = [
-                ex.summary_value(
-                    table, d.spec.label, e, ex.metric("mre_range", length=i).label, "SReB_GCA"
-                )
-                for e in sorted(sweep)
-            ]
-            total += 1
-            mono += all(a >= b for a, b in itertools.pairwise(ys))
-    ok = mono == total
-    rep.claim(
-        "range accuracy of SReB_GCA improves as ε grows",
-        "Fig. 5",
-        f"range MRE non-increasing in ε for {mono} of {total} (data, length) curves",
-        ok,
-        "over the ε sweep; "
-        + (
-            f"reproduced; {mono} of {total} curves fall as ε grows (noise scale 1/ε)"
-            if ok
-            else "differs because a group change at some ε raises the error for "
-            f"{total - mono} curves"
-        ),
-    )
-
-
 def _why_section(rep: Report, data, table, diag) -> None:
     """The "Why our results differ" section with the KLD-reading table."""
     fits = _fits(diag)
@@ -643,6 +418,10 @@ def run(
         floatfmt=".3g",
     )
     diag = diagnose(data, seed=seed, data_dir=data_dir, epsilons=EPSILONS)
-    _claims(rep, data, table, EPSILONS, sweep, lengths, diag)
+    results = Results(
+        data, table, EPSILONS, sweep, lengths, diag, PAPER_TABLE2, SIZE_CLASSES, _classes_label,
+        _fits(diag),
+    )  # fmt: skip
+    check(rep, CLAIMS, results)
     _why_section(rep, data, table, diag)
     return rep.write(folder)
