@@ -31,7 +31,7 @@ def main() -> None:
     parser.add_argument("--sf", action="store_true", help="also run StructureFirst (slow)")
     args = parser.parse_args()
     labels = (*LABELS, "SF") if args.sf else LABELS
-    data = ahp.paper_datasets(quick=False)
+    data = ahp.datasets(quick=False)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         rows = ahp.run_tables(

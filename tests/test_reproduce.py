@@ -6,6 +6,7 @@ import inspect
 import json
 import math
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,16 @@ import pytest
 
 import dphist
 from dphist.errors import ValidationError
-from dphist.lab.reproduce import PAPERS, Report, kellaris, markdown_table
+from dphist.lab.reproduce import (
+    PAPERS,
+    Claim,
+    Finding,
+    Paper,
+    Report,
+    check,
+    kellaris,
+    markdown_table,
+)
 
 
 def tables(markdown: str) -> list[list[list[str]]]:
@@ -87,6 +97,27 @@ def test_registry_entries_have_the_documented_signature():
         assert next(iter(params)) == "out_dir"
         for name in ("trials", "workers", "quick", "data_dir"):
             assert params[name].kind is inspect.Parameter.KEYWORD_ONLY
+
+
+def test_every_reproduction_follows_the_paper_protocol():
+    for name, run in PAPERS.items():
+        module = sys.modules[run.__module__]
+        assert isinstance(module, Paper), name
+        assert module.CLAIMS and all(isinstance(c, Claim) for c in module.CLAIMS), name
+        assert len({c.statement for c in module.CLAIMS}) == len(module.CLAIMS), name
+        assert module.datasets(True), name
+
+
+def test_a_claim_renders_its_rule_and_its_finding():
+    rep = Report("x")
+    held = Claim("s", "Fig. 1", "how", lambda r: Finding(True, f"{r}", "detail", paper="2 of 3"))
+    lost = Claim("t", "Fig. 2", "how", lambda r: Finding(False, "ours", "cause", "ctx"))
+    absent = Claim("u", "Fig. 3", "how", lambda r: None)
+    check(rep, (held, lost, absent), 7)
+    assert [tuple(v.__dict__.values()) for v in rep.claims] == [
+        ("s", "Fig. 1 (2 of 3)", "7", "reproduced", "how; reproduced; detail"),
+        ("t", "Fig. 2", "ours", "differs", "how; ctx; differs because cause"),
+    ]
 
 
 def test_paper_table2_totals_follow_from_the_stated_skylines():

@@ -13,6 +13,7 @@ from dphist import datasets
 from dphist._kernel import noise_variance
 from dphist.errors import ValidationError
 from dphist.lab.reproduce import PAPERS, ahp, sortaki, sreb
+from dphist.lab.reproduce import metrics as rmetrics
 
 
 def claim_rows(text: str) -> list[list[str]]:
@@ -212,7 +213,7 @@ def test_quick_reports_explain_every_verdict(tmp_path):
 def test_kld_conventions_by_hand():
     true = np.array([2.0, 2.0, 0.0])
     est = np.array([1.0, 3.0, -5.0])  # the negative bin is clipped to 0
-    got = ahp.kld_conventions(true, est)
+    got = rmetrics.kld_conventions(true, est)
     # zero bins dropped: p = (1/2, 1/2), q = (1/4, 3/4)
     by_hand = 0.5 * math.log(0.5 / 0.25) + 0.5 * math.log(0.5 / 0.75)
     assert math.isclose(got["zero bins dropped"], by_hand, rel_tol=1e-12)
@@ -220,38 +221,38 @@ def test_kld_conventions_by_hand():
     p, q = np.array([3, 3, 1]) / 7, np.array([2, 4, 1]) / 7
     assert math.isclose(got["τ=1"], float(np.sum(p * np.log(p / q))), rel_tol=1e-12)
     assert math.isclose(got["log2, τ=1e-3"], got["τ=1e-3"] / math.log(2))
-    assert set(got) == set(ahp.KLD_CONVENTIONS)
-    perfect = ahp.kld_conventions(true, true)
+    assert set(got) == set(rmetrics.KLD_CONVENTIONS)
+    perfect = rmetrics.kld_conventions(true, true)
     assert all(v == 0 for v in perfect.values())
 
 
 def test_error_inflation_by_hand():
     true = np.zeros(6)
     # the same error on every bin: a range of L bins errs by L, so the factor is L
-    assert math.isclose(ahp.error_inflation(true, np.ones(6), 3), 3.0)
+    assert math.isclose(rmetrics.error_inflation(true, np.ones(6), 3), 3.0)
     # alternating errors cancel: ranges of 2 bins are exact
-    assert ahp.error_inflation(true, np.array([1.0, -1, 1, -1, 1, -1]), 2) == 0.0
+    assert rmetrics.error_inflation(true, np.array([1.0, -1, 1, -1, 1, -1]), 2) == 0.0
     # independent noise: close to 1
     noise = np.random.default_rng(3).laplace(size=200_000)
-    assert abs(ahp.error_inflation(np.zeros(noise.size), noise, 50) - 1) < 0.05
+    assert abs(rmetrics.error_inflation(np.zeros(noise.size), noise, 50) - 1) < 0.05
     with pytest.raises(ValidationError):
-        ahp.error_inflation(true, true, 7)
+        rmetrics.error_inflation(true, true, 7)
 
 
 def test_sorted_range_mse_orders_by_true_count():
     true = np.array([5.0, 1.0, 3.0, 0.0])
     est = true + np.array([0.0, 1.0, 0.0, -1.0])
     # sorted by true count: errors (-1, +1, 0, 0); ranges of 1 bin (25% of 4 bins)
-    assert math.isclose(ahp.sorted_range_mse(true, est, 25.0), 0.5)
+    assert math.isclose(rmetrics.sorted_range_mse(true, est, 25.0), 0.5)
     # ranges of 2 bins over the sorted order: (-1+1, 1+0, 0+0) -> MSE 1/3
-    assert math.isclose(ahp.sorted_range_mse(true, est, 50.0), 1 / 3)
+    assert math.isclose(rmetrics.sorted_range_mse(true, est, 50.0), 1 / 3)
 
 
 def test_convention_fit_is_scale_free():
     paper = [1e-4, 1e-2, 1.0]
-    fit = sreb.convention_fit([3e-4, 3e-2, 3.0], paper)
+    fit = rmetrics.convention_fit([3e-4, 3e-2, 3.0], paper)
     assert math.isclose(fit["median ratio"], 3.0) and math.isclose(fit["spread"], 1.0)
     assert fit["within 3x"] == 3
-    bad = sreb.convention_fit([1.0, 1.0, 1.0], paper)
+    bad = rmetrics.convention_fit([1.0, 1.0, 1.0], paper)
     assert math.isclose(bad["spread"], 1e4) and bad["within 3x"] == 1
-    assert sreb.convention_fit([math.nan], [1.0])["within 3x"] == 0
+    assert rmetrics.convention_fit([math.nan], [1.0])["within 3x"] == 0

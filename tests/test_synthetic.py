@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -334,3 +336,25 @@ def test_demo_histogram_is_small_fixed_and_mixed():
     peak = int(np.argmax(counts))
     assert 40 <= peak <= 47
     assert counts[peak] > 3 * np.median(counts[counts > 0])
+
+
+def test_matching_has_the_exact_statistics_it_is_given():
+    x = synthetic.matching(500, zeros=200, total=9_000, maximum=120, variance=900.0, rng=3)
+    assert x.dtype == np.int64 and x.size == 500
+    assert np.count_nonzero(x == 0) == 200 and int(x.sum()) == 9_000 and x.max() <= 120
+    assert np.array_equal(x, synthetic.matching(500, zeros=200, total=9_000, maximum=120,
+                                                variance=900.0, rng=3))  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"zeros": 2, "total": 5, "maximum": 3},  # fewer records than non-empty bins
+        {"zeros": 0, "total": 100, "maximum": 3},  # 10 bins of at most 3 cannot hold 100
+        {"zeros": 2, "total": 20, "maximum": 3, "variance": math.inf},
+    ],
+)
+def test_matching_refuses_impossible_statistics(kwargs):
+    kwargs = {"variance": 1.0, **kwargs}
+    with pytest.raises(ValidationError):
+        synthetic.matching(10, rng=0, **kwargs)

@@ -12,6 +12,8 @@ vectorized, so domains of a million bins take well under a second.
 * :func:`resample` - the DPBench generator: ``scale`` records drawn i.i.d. from the
   shape of a source histogram.
 * :func:`reduce_domain` - sum equal-width blocks of consecutive bins.
+* :func:`matching` - a stand-in with published summary statistics (bins, empty bins,
+  total, maximum, variance) when the data itself is not available.
 * :func:`demo_histogram` - a small fixed example used by the command-line demo.
 """
 
@@ -26,6 +28,7 @@ from .errors import InputTypeError, ValidationError
 
 __all__ = [
     "demo_histogram",
+    "matching",
     "piecewise_constant",
     "reduce_domain",
     "resample",
@@ -266,6 +269,73 @@ def reduce_domain(counts: object, n: int) -> np.ndarray:
             f"n must divide the number of bins ({arr.size}) to sum equal-width blocks, got {n}"
         )
     return arr.reshape(n, arr.size // n).sum(axis=1, dtype=np.int64)
+
+
+def matching(
+    bins: int,
+    *,
+    zeros: int,
+    total: int,
+    maximum: int,
+    variance: float,
+    rng: int | np.random.SeedSequence | np.random.Generator,
+) -> np.ndarray:
+    """A histogram with the given bins, empty bins, total and maximum, and about the variance.
+
+    For data known only by a table of statistics (e.g. AHP's *Location*, Table 1).
+    The ``bins - zeros`` non-empty bins are log-normal, scaled to the exact ``total``
+    and clipped to ``[1, maximum]``; the log-normal width is the one (from the moment
+    match up to 2.5 times it) whose clipped values come closest to ``variance``. The
+    non-empty bins sit at random positions, so the histogram is not sorted.
+    """
+    bins = _positive_int(bins, "bins")
+    zeros = _positive_int(zeros, "zeros", minimum=0)
+    total = _positive_int(total, "total")
+    maximum = _positive_int(maximum, "maximum")
+    variance = _real(variance, "variance")
+    k = bins - zeros
+    if not 1 <= k <= total <= k * maximum:
+        raise ValidationError(
+            "need 1 <= bins - zeros <= total <= (bins - zeros) * maximum, got "
+            f"bins={bins}, zeros={zeros}, total={total}, maximum={maximum}"
+        )
+    gen = _generator(rng)
+    mean_nz = total / k
+    second = (variance + (total / bins) ** 2) * bins / k
+    cv2 = max(second / mean_nz**2 - 1.0, 1e-9)
+    z = gen.standard_normal(k)
+    target = second - mean_nz**2
+    best = None
+    for sigma in math.sqrt(math.log1p(cv2)) * np.linspace(1.0, 2.5, 31):
+        cand = _fit_total(np.exp(sigma * z), total, maximum)
+        miss = abs(float(cand.var()) - target)
+        if best is None or miss < best[0]:
+            best = (miss, cand)
+    counts = np.zeros(bins, dtype=np.int64)
+    counts[gen.choice(bins, size=k, replace=False)] = best[1]
+    return counts
+
+
+def _fit_total(raw: np.ndarray, total: int, top: int) -> np.ndarray:
+    """Integers in ``[1, top]`` proportional to ``raw`` (up to clipping) summing to ``total``.
+
+    The multiplier is found by bisection (the clipped, rounded sum grows with it);
+    the last few units go to the bins with the largest rounding remainders.
+    """
+    lo, hi = 0.0, float(total) / float(raw.min())
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if np.clip(np.floor(mid * raw), 1, top).sum() > total:
+            hi = mid
+        else:
+            lo = mid
+    vals = np.clip(np.floor(lo * raw), 1, top).astype(np.int64)
+    gap = total - int(vals.sum())
+    room = np.flatnonzero(vals < top)
+    if gap > 0 and room.size:
+        rem = lo * raw[room] - np.floor(lo * raw[room])
+        vals[room[np.argsort(-rem, kind="stable")[:gap]]] += 1
+    return vals
 
 
 def demo_histogram(rng: int | np.random.SeedSequence | np.random.Generator = 0) -> np.ndarray:

@@ -3,7 +3,8 @@
 A :class:`Claim` names the statement, where the paper makes it, how we check it (the
 measurement, stated in every report row) and a rule: a small function that reads the
 reproduction's results and returns a :class:`Finding` (held or not, our figure, and
-the reason with its numbers). :func:`check` records every claim in a
+the reason with its numbers), or ``None`` when the run lacks what the claim is about
+(e.g. a data set the quick mode leaves out). :func:`check` records every claim in a
 :class:`~dphist.lab.reproduce.report.Report`, whose "why" column reads
 ``how; reproduced; ...`` or ``how; differs because ...``.
 """
@@ -24,13 +25,15 @@ class Finding:
     """What a rule found: whether the claim held, our figure, and why (with numbers).
 
     ``detail`` follows "reproduced;" or "differs because"; ``context`` (optional)
-    comes before the verdict, e.g. the per-cell figures the rule read.
+    comes before the verdict, e.g. the per-cell figures the rule read; ``paper``
+    (optional) is the paper's own figure on the data compared, shown after the reference.
     """
 
     held: bool
     ours: str
     detail: str
     context: str = ""
+    paper: str = ""
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,7 @@ class Claim:
     statement: str
     reference: str
     how: str
-    rule: Callable[[Any], Finding]
+    rule: Callable[[Any], Finding | None]
 
     def why(self, finding: Finding) -> str:
         parts = [self.how, finding.context] if finding.context else [self.how]
@@ -52,6 +55,7 @@ def check(report: Report, claims: Iterable[Claim], results: Any) -> None:
     """Apply every claim's rule to ``results`` and record the row in ``report``."""
     for claim in claims:
         finding = claim.rule(results)
-        report.claim(
-            claim.statement, claim.reference, finding.ours, finding.held, claim.why(finding)
-        )
+        if finding is None:
+            continue
+        ref = f"{claim.reference} ({finding.paper})" if finding.paper else claim.reference
+        report.claim(claim.statement, ref, finding.ours, finding.held, claim.why(finding))

@@ -41,6 +41,8 @@ import numpy as np
 from ... import groupsize as gs
 from ..._io import atomic_write
 from ...plot import plot_error_vs_epsilon
+from .claims import check
+from .kuo_claims import CLAIMS, Results, mean_emd, stats
 from .report import Report
 
 __all__ = ["COMBINATIONS", "LEVELS", "PAPER_NAIVE", "run"]
@@ -80,6 +82,11 @@ def _setting(quick: bool) -> dict[str, Any]:
         "eps": EPS_LEVEL,
         "combos": COMBINATIONS,
     }
+
+
+def datasets(quick: bool, seed: int = 1) -> list[gs.GroupSizeData]:
+    """The partially synthetic housing data (one data set; tiny when ``quick``)."""
+    return [_data(_setting(quick), seed)]
 
 
 def _data(setting: Mapping[str, Any], seed: int) -> gs.GroupSizeData:
@@ -188,19 +195,6 @@ def _write_csv(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
 # --------------------------------------------------------------------------- summaries
 
 
-def _stats(rows, **where) -> tuple[float, float, int]:
-    """Mean, standard error and count of ``emd`` over the rows matching ``where``."""
-    v = np.array([r["emd"] for r in rows if all(r[k] == x for k, x in where.items())])
-    if v.size == 0:
-        return math.nan, math.nan, 0
-    se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else 0.0
-    return float(v.mean()), se, int(v.size)
-
-
-def _mean(rows, **where) -> float:
-    return _stats(rows, **where)[0]
-
-
 def _fmt(m: float, se: float) -> str:
     return f"{m:,.0f} ± {se:,.0f}" if se else f"{m:,.0f}"
 
@@ -212,7 +206,7 @@ def _level_table(rows, eps_l, combos) -> list[dict[str, Any]]:
             row = {"combination": label, "merge": merge}
             for lev, lname in enumerate(LEVELS):
                 row[lname] = _fmt(
-                    *_stats(rows, eps_level=eps_l, combination=label, merge=merge, level=lev)[:2]
+                    *stats(rows, eps_level=eps_l, combination=label, merge=merge, level=lev)[:2]
                 )
             out.append(row)
     for kind, label, merge, show in (
@@ -225,9 +219,9 @@ def _level_table(rows, eps_l, combos) -> list[dict[str, Any]]:
         row = {"combination": show, "merge": "–"}
         for lev, lname in enumerate(LEVELS):
             row[lname] = _fmt(
-                *_stats(
-                    rows, eps_level=eps_l, kind=kind, combination=label, merge=merge, level=lev
-                )[:2]
+                *stats(rows, eps_level=eps_l, kind=kind, combination=label, merge=merge, level=lev)[
+                    :2
+                ]
             )
         out.append(row)
     return out
@@ -280,142 +274,6 @@ def _figures(rep: Report, rows, figdir: Path, combos) -> None:
         rep.figure(path, f"{label}: weighted merge against plain averaging, per level")
 
 
-def _claims(rep: Report, rows, eps_grid, combos) -> None:
-    labels = [name(c) for c in combos]
-
-    # naive
-    ratios = []
-    for e, lev in product(eps_grid, range(3)):
-        best = min(
-            _mean(rows, eps_level=e, combination=lb, merge="weighted", level=lev) for lb in labels
-        )
-        ratios.append(_mean(rows, eps_level=e, kind="naive", level=lev) / max(best, 1e-9))
-    rep.claim(
-        "Naive method is orders of magnitude worse; ruled out",
-        "§6.2.1 table (4.5·10⁹ on synthetic)",
-        f"naive / best combination: {min(ratios):,.0f}× to {max(ratios):,.0f}×",
-        min(ratios) >= 100,
-        "reproduced when naive is ≥ 100× the best combination at every level and ε",
-    )
-
-    # Hc-L1 vs Hc-L2
-    l1 = [
-        _mean(rows, eps_level=e, combination="HcHcHc", merge="initial", level=lv)
-        for e in eps_grid
-        for lv in range(3)
-    ]
-    l2 = [
-        _mean(rows, eps_level=e, combination="HcHcHc-L2", merge="initial", level=lv)
-        for e in eps_grid
-        for lv in range(3)
-    ]
-    wins = sum(a < b for a, b in zip(l1, l2, strict=True))
-    rep.claim(
-        "Hc with L1 isotonic regression beats L2",
-        "§4.3 / §6",
-        f"L1 lower in {wins} of {len(l1)} (level, ε) cells; total {sum(l1):,.0f} vs {sum(l2):,.0f}",
-        sum(l1) < sum(l2) and wins * 2 > len(l1),
-        "reproduced when L1 has the lower total and wins most cells (estimates before consistency)",
-    )
-
-    # weighted vs plain
-    for lev, how in ((0, "large gain at the top level"), (1, "modest gain at the second level")):
-        gains = []
-        for e, lb in product(eps_grid, labels):
-            w = _mean(rows, eps_level=e, combination=lb, merge="weighted", level=lev)
-            m = _mean(rows, eps_level=e, combination=lb, merge="mean", level=lev)
-            gains.append(m / max(w, 1e-9))
-        won = sum(g > 1 for g in gains)
-        rep.claim(
-            f"Weighted merge beats plain averaging: {how}",
-            "§6.2.2, Fig. 4",
-            f"weighted better in {won} of {len(gains)} (combination, ε); plain/weighted "
-            f"{min(gains):.2f}× to {max(gains):.2f}× (median {np.median(gains):.2f}×)",
-            won == len(gains) if lev == 0 else won * 2 > len(gains),
-            "top level: weighted must win every cell; second level: most cells",
-        )
-
-    # omniscient
-    ratio = []
-    for e in eps_grid:
-        best = min(
-            _mean(rows, eps_level=e, combination=lb, merge="weighted", level=0) for lb in labels
-        )
-        ratio.append(
-            best / _mean(rows, eps_level=e, kind="omniscient", combination="analytic", level=0)
-        )
-    rep.claim(
-        "The best method is close to the omniscient reference (nation level)",
-        "§6.2 'Interpreting error', §6.2.3",
-        "best EMD / analytic |S_r|·√2/ε_l: " + ", ".join(f"{r:.2f}" for r in ratio),
-        max(ratio) <= 3 and min(ratio) >= 1 / 3,
-        "reproduced when the ratio is within 1/3..3 at every ε; the reference is a count "
-        "error in groups, and its own EMD is far larger (see 'The omniscient reference')",
-    )
-
-    # sparse data -> Hg at the nation level
-    hg_wins = sum(
-        _mean(rows, eps_level=e, combination="HgHgHg", merge="weighted", level=0)
-        < _mean(rows, eps_level=e, combination="HcHcHc", merge="weighted", level=0)
-        for e in eps_grid
-    )
-    rep.claim(
-        "Hg-based methods win on sparse data (synthetic, nation level)",
-        "§6.2.3",
-        f"HgHgHg below HcHcHc at the nation level at {hg_wins} of {len(eps_grid)} ε",
-        hg_wins == len(eps_grid),
-        "reproduced when HgHgHg beats HcHcHc at the nation level at every ε",
-    )
-
-    # no method dominates
-    winners = set()
-    for e, lev in product(eps_grid, range(3)):
-        vals = {
-            lb: _mean(rows, eps_level=e, combination=lb, merge="weighted", level=lev)
-            for lb in labels
-        }
-        winners.add(min(vals, key=vals.__getitem__))
-    rep.claim(
-        "No combination dominates across levels and budgets",
-        "§6.2.3, §6.2.4",
-        f"best combination per (level, ε) is one of: {', '.join(sorted(winners))}",
-        len(winners) > 1,
-        "reproduced when more than one combination is best somewhere",
-    )
-
-    # family comparison
-    rel_g = rel_c = 0.0
-    for e, lev in product(eps_grid, range(3)):
-        g = _mean(rows, eps_level=e, combination="HgHgHg", merge="weighted", level=lev)
-        c = _mean(rows, eps_level=e, combination="HcHcHc", merge="weighted", level=lev)
-        rel_g += math.log(g / c)
-    better = "Hg" if rel_g < 0 else "Hc"
-    rel_c = math.exp(abs(rel_g) / (3 * len(eps_grid)))
-    rep.claim(
-        "Of the pure combinations, one family is much better overall (3 levels)",
-        "§6.2.4 (which family is lost from our copy)",
-        f"{better * 3} better by a geometric-mean factor {rel_c:.2f}× over levels and ε",
-        rel_c >= 1.25,
-        "reproduced when one pure family is ≥ 1.25× better on geometric mean; the paper's "
-        "suggested default is Hg per the spec's inference",
-    )
-
-    # selection
-    gap = []
-    for e in eps_grid:
-        sel = sum(_mean(rows, eps_level=e, kind="selection", level=lv) for lv in range(3))
-        orc = sum(_mean(rows, eps_level=e, kind="oracle", level=lv) for lv in range(3))
-        gap.append(sel / orc)
-    rep.claim(
-        "Private selection (cost m·ε + ε') comes close to the best combination",
-        "§6 'Algorithm selection' (Chaudhuri et al.)",
-        "selected / oracle (sum of per-level EMD): " + ", ".join(f"{g:.2f}" for g in gap),
-        max(gap) <= 1.5,
-        "reproduced when the privately chosen release is within 1.5× of the non-private "
-        "oracle choice at every ε",
-    )
-
-
 def _selection_table(rows, eps_grid, n_cands) -> list[dict[str, Any]]:
     out = []
     for e in eps_grid:
@@ -438,10 +296,89 @@ def _selection_table(rows, eps_grid, n_cands) -> list[dict[str, Any]]:
             "oracle (per trial)": ", ".join(orcs),
         }
         for lev, lname in enumerate(LEVELS):
-            row[f"{lname} sel."] = _mean(rows, eps_level=e, kind="selection", level=lev)
-            row[f"{lname} oracle"] = _mean(rows, eps_level=e, kind="oracle", level=lev)
+            row[f"{lname} sel."] = mean_emd(rows, eps_level=e, kind="selection", level=lev)
+            row[f"{lname} oracle"] = mean_emd(rows, eps_level=e, kind="oracle", level=lev)
         out.append(row)
     return out
+
+
+def _data_sections(rep: Report, rows, data: gs.GroupSizeData, setting, seed: int) -> None:
+    """The data and the omniscient reference the paper judges errors against."""
+    h = data.hierarchy
+    sizes = [np.count_nonzero(x) for x in data.histograms()]
+    rep.section(
+        "Data",
+        f"Partially synthetic housing data (`dphist.groupsize.housing`, spec §10.3, seed {seed}): "
+        f"{data.n_groups:,} households and group quarters in {h.n_leaves} counties of 52 states; "
+        f"sizes 1..6 from national shares, a binomial tail, and 50 outliers per state uniform on "
+        f"1..{setting['max_outlier']:,}. The nation has {sizes[0]:,} distinct sizes (the paper's "
+        f"data: 240,908,081 groups, 2,352 distinct sizes). Each method gets ε/3 per level "
+        f"(the x-axis is ε per level, as in the paper), `m0 = 1`, `K = {setting['K']:,}` "
+        "(above every size, so truncation loses nothing). Raw rows: `results.csv`.",
+    )
+    ratio = [
+        mean_emd(rows, kind="omniscient", combination="simulated_emd", level=lev)
+        / mean_emd(rows, kind="omniscient", combination="simulated", level=lev)
+        for lev in range(3)
+    ]
+    rep.section(
+        "The omniscient reference",
+        "The paper judges errors against an idealised reference that knows which sizes occur "
+        "in each region and only estimates their counts, with Laplace noise of standard "
+        "deviation √2/ε_l per occupied cell; its expected error `|S_r|·√2/ε_l` is one noise "
+        "deviation per occupied size — a count error in groups. The simulated count error "
+        "(noise on the occupied cells, projection onto the G_r-simplex, largest-remainder "
+        "rounding) is of that order. The EMD of the same estimate is "
+        f"{min(ratio):.0f}–{max(ratio):.0f}× larger (all budgets, per level): each misplaced "
+        "count moves groups between distant sizes (most occupied sizes are isolated outliers "
+        f"on 1..{setting['max_outlier']:,}), the failure mode of the naive method. So the "
+        "reference is comparable to the methods' EMD only as the paper's back-of-envelope figure.",
+    )
+
+
+def _naive_section(rep: Report, rows, eps_grid) -> None:
+    rep.section(
+        "Naive method against the paper's table",
+        "The paper's naive table does not state ε (spec §10.5); its data has 240× more groups.",
+    )
+    rep.table(
+        [
+            {
+                "data": "Synthetic (paper)",
+                **{
+                    f"ε_l={e:g}": (PAPER_NAIVE["Synthetic"] if i == 0 else math.nan)
+                    for i, e in enumerate(eps_grid)
+                },
+            },
+            {
+                "data": "ours, nation",
+                **{
+                    f"ε_l={e:g}": mean_emd(rows, eps_level=e, kind="naive", level=0)
+                    for e in eps_grid
+                },
+            },
+        ],
+        floatfmt=",.0f",
+        caption="Naive method, mean EMD at the nation level (paper: one unknown ε, shown in "
+        "the first column only)",
+    )
+    rep.text(
+        "Other reference numbers of spec §12.4 (taxi root: Hc-L1 2 801, Hg-L2 ≈ 1.1·10⁴, naive "
+        "≈ 5·10⁸) need the taxi arrays of the authors' code, which are not available here; "
+        "they are not run."
+    )
+
+
+def _selection_section(rep: Report, rows, eps_grid, n_cands: int) -> None:
+    rep.section(
+        "Private selection",
+        f"`select_private` runs the {n_cands} weighted combinations, each with the full ε, "
+        "and releases the one with the smallest noisy total EMD (report-noisy-min, score "
+        "sensitivity 3). Honest cost: m·ε for the candidates (they all read the same data) "
+        "plus ε' for the selection. The oracle is the non-private best of the same "
+        "combinations on that trial's own runs (a separate noise draw).",
+    )
+    rep.table(_selection_table(rows, eps_grid, n_cands), floatfmt=",.0f")
 
 
 def run(
@@ -489,35 +426,7 @@ def run(
     rows = _run_cells(tasks, workers)
     _write_csv(rows, folder / "results.csv")
 
-    sizes = [np.count_nonzero(x) for x in data.histograms()]
-    rep.section(
-        "Data",
-        f"Partially synthetic housing data (`dphist.groupsize.housing`, spec §10.3, seed {seed}): "
-        f"{data.n_groups:,} households and group quarters in {h.n_leaves} counties of 52 states; "
-        f"sizes 1..6 from national shares, a binomial tail, and 50 outliers per state uniform on "
-        f"1..{setting['max_outlier']:,}. The nation has {sizes[0]:,} distinct sizes (the paper's "
-        f"data: 240,908,081 groups, 2,352 distinct sizes). Each method gets ε/3 per level "
-        f"(the x-axis is ε per level, as in the paper), `m0 = 1`, `K = {setting['K']:,}` "
-        "(above every size, so truncation loses nothing). Raw rows: `results.csv`.",
-    )
-    ratio = [
-        _mean(rows, kind="omniscient", combination="simulated_emd", level=lev)
-        / _mean(rows, kind="omniscient", combination="simulated", level=lev)
-        for lev in range(3)
-    ]
-    rep.section(
-        "The omniscient reference",
-        "The paper judges errors against an idealised reference that knows which sizes occur "
-        "in each region and only estimates their counts, with Laplace noise of standard "
-        "deviation √2/ε_l per occupied cell; its expected error `|S_r|·√2/ε_l` is one noise "
-        "deviation per occupied size — a count error in groups. The simulated count error "
-        "(noise on the occupied cells, projection onto the G_r-simplex, largest-remainder "
-        "rounding) is of that order. The EMD of the same estimate is "
-        f"{min(ratio):.0f}–{max(ratio):.0f}× larger (all budgets, per level): each misplaced "
-        "count moves groups between distant sizes (most occupied sizes are isolated outliers "
-        f"on 1..{setting['max_outlier']:,}), the failure mode of the naive method. So the "
-        "reference is comparable to the methods' EMD only as the paper's back-of-envelope figure.",
-    )
+    _data_sections(rep, rows, data, setting, seed)
     for e in setting["eps"]:
         rep.table(
             _level_table(rows, e, combos),
@@ -525,45 +434,8 @@ def run(
             caption=f"ε per level = {e:g} (total {3 * e:g}): mean EMD per region ± s.e. over "
             f"{trials} trial(s); 'initial' = before consistency",
         )
-    rep.section(
-        "Naive method against the paper's table",
-        "The paper's naive table does not state ε (spec §10.5); its data has 240× more groups.",
-    )
-    rep.table(
-        [
-            {
-                "data": "Synthetic (paper)",
-                **{
-                    f"ε_l={e:g}": (PAPER_NAIVE["Synthetic"] if i == 0 else math.nan)
-                    for i, e in enumerate(setting["eps"])
-                },
-            },
-            {
-                "data": "ours, nation",
-                **{
-                    f"ε_l={e:g}": _mean(rows, eps_level=e, kind="naive", level=0)
-                    for e in setting["eps"]
-                },
-            },
-        ],
-        floatfmt=",.0f",
-        caption="Naive method, mean EMD at the nation level (paper: one unknown ε, shown in "
-        "the first column only)",
-    )
-    rep.text(
-        "Other reference numbers of spec §12.4 (taxi root: Hc-L1 2 801, Hg-L2 ≈ 1.1·10⁴, naive "
-        "≈ 5·10⁸) need the taxi arrays of the authors' code, which are not available here; "
-        "they are not run."
-    )
-    rep.section(
-        "Private selection",
-        f"`select_private` runs the {len(combos)} weighted combinations, each with the full ε, "
-        "and releases the one with the smallest noisy total EMD (report-noisy-min, score "
-        "sensitivity 3). Honest cost: m·ε for the candidates (they all read the same data) "
-        "plus ε' for the selection. The oracle is the non-private best of the same "
-        "combinations on that trial's own runs (a separate noise draw).",
-    )
-    rep.table(_selection_table(rows, setting["eps"], len(combos)), floatfmt=",.0f")
+    _naive_section(rep, rows, setting["eps"])
+    _selection_section(rep, rows, setting["eps"], len(combos))
     _figures(rep, rows, figdir, combos)
-    _claims(rep, rows, setting["eps"], combos)
+    check(rep, CLAIMS, Results(rows, setting["eps"], [name(c) for c in combos]))
     return rep.write(folder)

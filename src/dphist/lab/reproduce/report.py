@@ -31,7 +31,7 @@ from typing import Any
 from ..._io import atomic_write
 from ...errors import ValidationError
 
-__all__ = ["DIFFERS", "REPRODUCED", "Claim", "Report", "markdown_table"]
+__all__ = ["DIFFERS", "REPRODUCED", "Report", "Verdict", "markdown_table"]
 
 REPRODUCED = "reproduced"
 DIFFERS = "differs"
@@ -68,8 +68,8 @@ def markdown_table(
 
 
 @dataclass(frozen=True)
-class Claim:
-    """One statement of the paper checked against our run."""
+class Verdict:
+    """One row of the claim table: a statement of the paper checked against our run."""
 
     claim: str
     paper: str
@@ -93,7 +93,7 @@ class Report:
     def __init__(self, title: str, *, settings: Mapping[str, Any] | None = None):
         self.title = title
         self.settings: dict[str, Any] = dict(settings or {})
-        self.claims: list[Claim] = []
+        self.claims: list[Verdict] = []
         self._blocks: list[tuple[str, Any]] = []
         self._started = time.perf_counter()
         self._figures: list[Path] = []
@@ -134,7 +134,7 @@ class Report:
             raise ValidationError(
                 f"verdict must be {REPRODUCED!r} or {DIFFERS!r} (or a bool), got {verdict!r}"
             )
-        self.claims.append(Claim(claim, paper, ours, verdict, why))
+        self.claims.append(Verdict(claim, paper, ours, verdict, why))
 
     # ------------------------------------------------------------------ output
 

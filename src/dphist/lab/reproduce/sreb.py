@@ -12,7 +12,8 @@ What is run
 * Fig. 6: KLD against ε.
 * Table 2: KLD of SReB_GCA beside AHP (the paper copies AHP's values from the AHP
   paper; we run both), and the fit of every plausible KLD reading to Table 2
-  (:func:`diagnose`, :func:`convention_fit`), which the claim reasons quote.
+  (:func:`diagnose`, :func:`~dphist.lab.reproduce.metrics.convention_fit`), which the
+  claim reasons quote.
 
 Data
 ----
@@ -37,24 +38,25 @@ import numpy as np
 
 from ...plot import plot_error_vs_epsilon, plot_mre_by_size
 from .. import experiments as ex
-from .ahp import (
+from .ahp import Data, location_like
+from .claims import check
+from .metrics import (
     KLD_CONVENTIONS,
-    Data,
-    _release,
+    convention_fit,
     error_inflation,
     kld_conventions,
-    location_like,
+    seeded_release,
 )
-from .claims import check
 from .report import Report
 from .sreb_claims import CLAIMS, Results
 
 __all__ = [
+    "CLAIMS",
     "CONVENTIONS",
     "PAPER_TABLE2",
     "RANGE_LENGTHS",
     "SIZE_CLASSES",
-    "convention_fit",
+    "datasets",
     "diagnose",
     "run",
 ]
@@ -96,7 +98,7 @@ PAPER_TABLE2: dict[tuple[str, float], dict[str, float]] = {
 KLD = "kld(tau=0.001)"
 
 
-def _datasets(quick: bool) -> list[Data]:
+def datasets(quick: bool) -> list[Data]:
     if quick:
         return [
             Data(
@@ -158,40 +160,22 @@ def _conventions(true: np.ndarray, estimate: np.ndarray) -> dict[str, float]:
     return out
 
 
-def convention_fit(ours: Sequence[float], paper: Sequence[float]) -> dict[str, float]:
-    """How well values under one KLD reading match the paper's: a scale-free summary.
-
-    ``median ratio`` is the median of ours / paper, ``spread`` the factor between the
-    largest and smallest ratio, ``within 3x`` the number of cells within a factor 3.
-    A reading that explains the paper has a median ratio near 1 and a small spread.
-    """
-    q = np.asarray(ours, dtype=np.float64) / np.asarray(paper, dtype=np.float64)
-    q = q[np.isfinite(q) & (q > 0)]
-    if q.size == 0:
-        return {"median ratio": math.nan, "spread": math.nan, "within 3x": 0}
-    return {
-        "median ratio": float(np.median(q)),
-        "spread": float(q.max() / q.min()),
-        "within 3x": int(np.count_nonzero((q >= 1 / 3) & (q <= 3))),
-    }
-
-
 def diagnose(data: Sequence[Data], *, seed: int, data_dir: Any, epsilons) -> dict[str, Any]:
     """Evidence for the claim reasons, from one seeded SReB_GCA release per cell.
 
     * ``kld``: (data set, ε) -> KLD of SReB_GCA under every reading of :data:`CONVENTIONS`;
-    * ``inflation``: per data set at ε = 1, :func:`~dphist.lab.reproduce.ahp.error_inflation`
+    * ``inflation``: per data set at ε = 1, :func:`~dphist.lab.reproduce.metrics.error_inflation`
       for ranges of 100 bins, SReB_GCA and DP_BASE.
     """
     out: dict[str, Any] = {"kld": {}, "inflation": {}}
     for d in data:
         counts = np.asarray(d.spec.load(data_dir))
         for eps in epsilons:
-            est = _release(counts, ex.Method("SReB_GCA"), eps, seed)
+            est = seeded_release(counts, ex.Method("SReB_GCA"), eps, seed)
             out["kld"][(d.paper, eps)] = _conventions(counts, est)
         length = min(100, counts.size)
-        base = _release(counts, ex.Method("identity"), 1.0, seed)
-        est = _release(counts, ex.Method("SReB_GCA"), 1.0, seed)
+        base = seeded_release(counts, ex.Method("identity"), 1.0, seed)
+        est = seeded_release(counts, ex.Method("SReB_GCA"), 1.0, seed)
         out["inflation"][d.paper] = (
             error_inflation(counts, est, length),
             error_inflation(counts, base, length),
@@ -368,7 +352,7 @@ def run(
     folder = Path(out_dir)
     figdir = folder / "figures"
     figdir.mkdir(parents=True, exist_ok=True)
-    data = _datasets(quick)
+    data = datasets(quick)
     trials = min(trials, 1) if quick else trials
     sweep = EPSILONS if quick else SWEEP
     lengths = (1, 50, 100) if quick else RANGE_LENGTHS
