@@ -24,6 +24,7 @@ from dphist.lab.reproduce import (
     kellaris,
     markdown_table,
 )
+from dphist.lab.reproduce import kellaris_tables as kt
 
 
 def tables(markdown: str) -> list[list[list[str]]]:
@@ -193,15 +194,13 @@ def _fake_table(values: dict[str, tuple[float, float]], n: int = 100) -> dict:
 
 def test_paper_noise_table_swaps_in_reference_runs_and_time_classes_by_hand():
     table = _fake_table({"S~": (1.0, 9.0), "S~ [ref]": (1.0, 2.0), "H": (0.5, 5.0)})
-    assert set(kellaris._certified(table)) == {("d", 1.0, "point_mse", m) for m in ("S~", "H")}
-    swapped = kellaris._paper_noise(table)
+    assert set(kt.certified_table(table)) == {("d", 1.0, "point_mse", m) for m in ("S~", "H")}
+    swapped = kt.paper_noise_table(table)
     assert swapped[("d", 1.0, "point_mse", "S~")]["value"] == 2.0
-    assert kellaris._front(kellaris._certified(table), "d", 1.0, "point_mse")[0] == {"H"}
-    assert kellaris._front(swapped, "d", 1.0, "point_mse")[0] == {"S~", "H"}
+    assert kt.skyline_front(kt.certified_table(table), "d", 1.0, "point_mse")[0] == {"H"}
+    assert kt.skyline_front(swapped, "d", 1.0, "point_mse")[0] == {"S~", "H"}
     # Table 1 classes at N = 100: S2 is O(N^2) = 1e4 steps, H is O(N) = 100 steps.
-    timed = kellaris._complexity_time(
-        _fake_table({"S2": (0.001, 1.0), "H": (1.0, 3.0)}), {"d": 100}
-    )
+    timed = kt.complexity_time_table(_fake_table({"S2": (0.001, 1.0), "H": (1.0, 3.0)}), {"d": 100})
     assert timed[("d", 1.0, "point_mse", "S2")]["seconds"] == pytest.approx(1e4 * 1e-9)
     assert timed[("d", 1.0, "point_mse", "H")]["seconds"] == pytest.approx(100 * 1e-9)
     assert kellaris._fmt_class(kellaris.PAPER_COMPLEXITY["S~"]) == "O(N log^2 N)"

@@ -180,7 +180,7 @@ def test_full_datasets_keep_the_papers_records_per_bin():
         datasets.data_dir()
     except Exception as exc:
         pytest.skip(f"real datasets unavailable: {exc}")
-    data = sortaki.build_datasets(False)
+    data = sortaki.datasets(False)
     for name, d in data.items():
         domain, scale = sortaki.PAPER_DATA[name]
         assert int(d.spec.counts.sum()) == round(scale * d.spec.counts.size / domain)

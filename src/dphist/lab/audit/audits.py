@@ -86,6 +86,40 @@ class AuditResult:
         )
 
 
+def _as_neighbour(pair: Neighbour | tuple[object, object]) -> Neighbour:
+    """A given pair of histograms as a :class:`Neighbour` (they must differ in one bin)."""
+    if isinstance(pair, Neighbour):
+        return pair
+    x, x2 = (np.array(v, dtype=np.int64) for v in pair)
+    diff = np.flatnonzero(x2 != x)
+    if diff.size != 1:
+        raise ValidationError(
+            "a neighbour pair differs in one bin (by one record, or by a unit's records)"
+        )
+    i = int(diff[0])
+    step = int(x2[i] - x[i])
+    return Neighbour(x, x2, i, 1 if step > 0 else -1, "given", abs(step))
+
+
+def _choose(events: list[Event], scores: np.ndarray, k: int) -> list[tuple[Event, bool, float]]:
+    """The ``k`` best-scoring (event, favours x, score), at most PER_STATISTIC per statistic.
+
+    ``scores`` holds the events favouring ``x`` first, then those favouring ``x'``.
+    """
+    chosen: list[tuple[Event, bool, float]] = []
+    per_stat: dict[tuple[str, int], int] = {}
+    for idx in np.argsort(-scores, kind="stable"):
+        if len(chosen) == k or not np.isfinite(scores[idx]):
+            break
+        ev = events[idx % len(events)]
+        key = (ev.kind, ev.stat)
+        if per_stat.get(key, 0) >= PER_STATISTIC:
+            continue
+        per_stat[key] = per_stat.get(key, 0) + 1
+        chosen.append((ev, bool(idx < len(events)), float(scores[idx])))
+    return chosen
+
+
 def audit_pair(
     mechanism: Mechanism,
     pair: Neighbour | tuple[object, object],
@@ -103,16 +137,7 @@ def audit_pair(
     every run: the four streams (search/confirm x two inputs) are distinct children.
     The probability of ``flagged`` for an epsilon-DP mechanism is at most ``alpha``.
     """
-    if not isinstance(pair, Neighbour):
-        x, x2 = (np.array(v, dtype=np.int64) for v in pair)
-        diff = np.flatnonzero(x2 != x)
-        if diff.size != 1:
-            raise ValidationError(
-                "a neighbour pair differs in one bin (by one record, or by a unit's records)"
-            )
-        i = int(diff[0])
-        step = int(x2[i] - x[i])
-        pair = Neighbour(x, x2, i, 1 if step > 0 else -1, "given", abs(step))
+    pair = _as_neighbour(pair)
     if n_search < 10 or n_confirm < 10 or k < 1 or not 0 < alpha < 1:
         raise ValidationError("need n_search, n_confirm >= 10, k >= 1 and 0 < alpha < 1")
     claimed = float(validate_epsilon(mechanism.epsilon if epsilon is None else epsilon))
@@ -129,19 +154,7 @@ def audit_pair(
     hits_b = np.array([c[2] for c in cands], dtype=np.float64)
     score_a = project(hits_a, hits_b, n_search, n_confirm, level)  # favours x
     score_b = project(hits_b, hits_a, n_search, n_confirm, level)  # favours x'
-    scores = np.concatenate([score_a, score_b])
-    chosen: list[tuple[Event, bool, float]] = []
-    per_stat: dict[tuple[str, int], int] = {}
-    for idx in np.argsort(-scores, kind="stable"):
-        if len(chosen) == k or not np.isfinite(scores[idx]):
-            break
-        ev = cands[idx % len(cands)][0]
-        favours_x = idx < len(cands)
-        key = (ev.kind, ev.stat)
-        if per_stat.get(key, 0) >= PER_STATISTIC:
-            continue
-        per_stat[key] = per_stat.get(key, 0) + 1
-        chosen.append((ev, favours_x, float(scores[idx])))
+    chosen = _choose([c[0] for c in cands], np.concatenate([score_a, score_b]), k)
 
     results: list[EventResult] = []
     if chosen:

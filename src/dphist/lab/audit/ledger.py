@@ -62,6 +62,55 @@ class _CountingNoise(NoiseSource):
         return self
 
 
+def _charge_problems(charges: Sequence[Any]) -> list[str]:
+    """Uncertified charges and noise scales below sensitivity / epsilon."""
+    problems = []
+    for c in charges:
+        if not c.certified:
+            problems.append(f"{c.block}: uncertified {c.primitive} charge")
+        if c.scale * c.epsilon < c.sensitivity:
+            problems.append(
+                f"{c.block}: {c.primitive} scale {c.scale} below sensitivity/epsilon "
+                f"{c.sensitivity / c.epsilon}"
+            )
+    return problems
+
+
+def _coverage(
+    charges: Sequence[Any], log: Sequence[tuple[int, Fraction, int]], problems: list[str]
+) -> tuple[int, int]:
+    """(uncharged, covered) noise values: each draw is owned by the last charge before it.
+
+    A measurement covers at most its released ``size``; a selection covers all of its
+    draws (its noisy scores are never released); draws before any charge are uncharged.
+    """
+    per_charge = [0] * (len(charges) + 1)
+    for before, _, size in log:
+        per_charge[before] += size
+    uncharged = per_charge[0]
+    covered = 0
+    for j, c in enumerate(charges, start=1):
+        got = per_charge[j]
+        if c.primitive in SELECTION_PRIMITIVES:
+            covered += got
+        elif c.primitive not in MEASUREMENT_PRIMITIVES:
+            problems.append(
+                f"{c.block}: unknown primitive {c.primitive!r}; teach ledger_check whether it "
+                "releases its noisy values (measurement) or only a choice (selection)"
+            )
+            uncharged += got
+        elif got > c.size:
+            uncharged += got - c.size
+            covered += c.size
+        else:
+            covered += got
+    if per_charge[0]:
+        problems.append(f"{per_charge[0]} noise values drawn before any charge")
+    if uncharged > per_charge[0]:
+        problems.append(f"{uncharged - per_charge[0]} noise values beyond what was charged")
+    return uncharged, covered
+
+
 def ledger_check(
     method: str | Sequence[Any],
     counts: object,
@@ -107,39 +156,9 @@ def ledger_check(
     problems: list[str] = []
     if charged > eps or (exact and charged != eps):
         problems.append(f"ledger recomposes to {charged}, claimed {eps}")
-    for c in charges:
-        if not c.certified:
-            problems.append(f"{c.block}: uncertified {c.primitive} charge")
-        if c.scale * c.epsilon < c.sensitivity:
-            problems.append(
-                f"{c.block}: {c.primitive} scale {c.scale} below sensitivity/epsilon "
-                f"{c.sensitivity / c.epsilon}"
-            )
+    problems += _charge_problems(charges)
     drawn = sum(size for _, _, size in log)
-    per_charge = [0] * (len(charges) + 1)
-    for before, _, size in log:
-        per_charge[before] += size
-    uncharged = per_charge[0]
-    covered = 0
-    for j, c in enumerate(charges, start=1):
-        got = per_charge[j]
-        if c.primitive in SELECTION_PRIMITIVES:
-            covered += got
-        elif c.primitive not in MEASUREMENT_PRIMITIVES:
-            problems.append(
-                f"{c.block}: unknown primitive {c.primitive!r}; teach ledger_check whether it "
-                "releases its noisy values (measurement) or only a choice (selection)"
-            )
-            uncharged += got
-        elif got > c.size:
-            uncharged += got - c.size
-            covered += c.size
-        else:
-            covered += got
-    if per_charge[0]:
-        problems.append(f"{per_charge[0]} noise values drawn before any charge")
-    if uncharged > per_charge[0]:
-        problems.append(f"{uncharged - per_charge[0]} noise values beyond what was charged")
+    uncharged, covered = _coverage(charges, log, problems)
     return LedgerReport(
         claimed=eps,
         charged=charged,

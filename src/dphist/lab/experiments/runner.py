@@ -119,12 +119,8 @@ def run_grid(
     Releases use seeded noise and are not private; the harness holds the true
     counts as the evaluator and keeps only errors and timings.
     """
-    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
-        raise ValidationError(f"trials must be an int >= 1, got {trials!r}")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValidationError(f"workers must be an int >= 1, got {workers!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValidationError(f"seed must be a non-negative int, got {seed!r}")
+    for name, value, low in (("trials", trials, 1), ("workers", workers, 1), ("seed", seed, 0)):
+        _check_int(name, value, low)
     method_specs = [as_method(m) for m in methods]
     dataset_specs = [as_dataset(d) for d in datasets]
     metric_specs = tuple(dict.fromkeys(as_metric(m) for m in metrics))
@@ -141,6 +137,23 @@ def run_grid(
     done = {(r["run"], r["metric"], r["metric_args"]) for r in existing}
     todo = [p for t in tasks if (p := _pending(t, done)) is not None]
 
+    fresh = _execute_all(todo, workers, journal, progress)
+
+    if out is not None and Path(out).suffix == ".parquet":
+        write_parquet(journal, Path(out))
+    return _in_grid_order(tasks, unique_rows([*existing, *fresh]))
+
+
+def _check_int(name: str, value: object, low: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        what = "a non-negative int" if low == 0 else f"an int >= {low}"
+        raise ValidationError(f"{name} must be {what}, got {value!r}")
+
+
+def _execute_all(
+    todo: list[Task], workers: int, journal: Path | None, progress: bool
+) -> list[dict[str, Any]]:
+    """Run the pending tasks; each task's rows are appended to the journal as they come."""
     fresh: list[dict[str, Any]] = []
 
     def record(rows: list[dict[str, Any]]) -> None:
@@ -159,10 +172,7 @@ def run_grid(
                 bar.advance(job)
         else:
             _run_parallel(todo, workers, record, lambda: bar.advance(job))
-
-    if out is not None and Path(out).suffix == ".parquet":
-        write_parquet(journal, Path(out))
-    return _in_grid_order(tasks, unique_rows([*existing, *fresh]))
+    return fresh
 
 
 def _run_parallel(

@@ -122,14 +122,6 @@ def datasets(quick: bool, data_dir: Any = None) -> list[ex.Real | ex.Synthetic]:
     return [*real, *synthetic]
 
 
-def _missing(quick: bool, data_dir: Any) -> list[str]:
-    """The shared data sets a full run would use that are not on this machine."""
-    if quick:
-        return []
-    present = set(shared.available(data_dir))
-    return [name for name in shared.DATASETS if name not in present]
-
-
 def _metric(workload: str) -> ex.Metric:
     return ex.metric("scaled_mse", workload=WORKLOADS[workload])
 
@@ -531,7 +523,8 @@ def run(
     folder = Path(out_dir)
     figdir = folder / "figures"
     figdir.mkdir(parents=True, exist_ok=True)
-    data, missing = datasets(quick, data_dir), _missing(quick, data_dir)
+    data, present = datasets(quick, data_dir), set(shared.available(data_dir))
+    missing = [] if quick else [name for name in shared.DATASETS if name not in present]
     trials = min(trials, 2) if quick else trials
     fixed = _QUICK_FIXED if quick else FIXED
     choices = _choices(data, EPSILONS)

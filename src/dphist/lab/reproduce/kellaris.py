@@ -39,7 +39,6 @@ they can sit on fronts where the paper has S~ or S1+H.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -49,91 +48,39 @@ from typing import Any
 
 import numpy as np
 
-from ...plot import pareto_front, plot_error_vs_epsilon, plot_error_vs_range, plot_skyline
+from ...plot import plot_error_vs_epsilon, plot_error_vs_range, plot_skyline
 from .. import experiments as ex
+from .claims import check
+from .kellaris_claims import CLAIMS, TESTS, Evidence, Results
+from .kellaris_tables import (
+    LARGE,
+    MM,
+    PAPER_COMPLEXITY,
+    PAPER_FRONTS,
+    PAPER_TABLE2,
+    QUERIES,
+    R_PERCENT,
+    REF_SCHEMES,
+    REF_TAG,
+    REFERENCE,
+    SCHEMES,
+    SMALL,
+    SWEEP,
+    TOP,
+    certified_table,
+    complexity_time_table,
+    fmt_set,
+    jaccard,
+    mean_jaccard,
+    paper_noise_table,
+    seconds_by_data,
+    skyline_counts,
+    skyline_front,
+    summary_table,
+)
 from .report import Report
 
-__all__ = ["PAPER_FRONTS", "PAPER_TABLE2", "SCHEMES", "TOP", "run"]
-
-SCHEMES = (
-    "S1",
-    "S~",
-    "S2",
-    "O+S1",
-    "O+S~",
-    "O+S2",
-    "S1+MM",
-    "S~+MM",
-    "S2+MM",
-    "S1+PMM",
-    "S~+PMM",
-    "S2+PMM",
-    "H",
-    "S1+H",
-    "S2+H",
-)
-MM = ("S1+MM", "S~+MM", "S2+MM")
-#: The group representatives chosen in §7.3.
-TOP = ("S~", "O+S~", "S1+PMM", "H", "S2+H")
-
-#: Schemes also run with DAWA's published partition noise (``noise="reference"``, not
-#: epsilon-DP; releases are marked ``private=False``). Those with the full candidate
-#: family (S1, O+S1, S1+MM, S1+PMM) are left out: the reference noise there draws one
-#: noise per candidate group, O(N^2), about 28 s per run at 4,096 bins.
-REF_SCHEMES = ("S~", "O+S~", "S~+MM", "S~+PMM", "S1+H")
-REFERENCE = {"noise": "reference"}
-#: Suffix naming a reference-noise run in tables (not private).
-REF_TAG = " [ref]"
-
-#: Table 1's time complexities as (power of N, power of log N), for a time axis in the
-#: paper's complexity classes.
-PAPER_COMPLEXITY: dict[str, tuple[int, int]] = {
-    "S1": (2, 1),
-    "S~": (1, 2),
-    "S2": (2, 0),
-    "O+S1": (2, 1),
-    "O+S~": (1, 2),
-    "O+S2": (2, 0),
-    "S1+MM": (3, 1),
-    "S~+MM": (3, 1),
-    "S2+MM": (3, 1),
-    "S1+PMM": (2, 1),
-    "S~+PMM": (2, 1),
-    "S2+PMM": (2, 1),
-    "H": (1, 0),
-    "S1+H": (1, 1),
-    "S2+H": (1, 0),
-}
-
-SMALL, LARGE = 0.01, 1.0
-SWEEP = (0.01, 0.05, 0.1, 0.5, 1.0)
-R_PERCENT = (1, 2, 4, 8, 16, 32, 64)
-QUERIES = {"point": "point_mse", "interval": "interval_mse"}
-
-#: Skylines of §7.2 (Figs 3-10) as stated in the text: (dataset, ε, queries) -> schemes.
-PAPER_FRONTS: dict[tuple[str, float, str], frozenset[str]] = {
-    ("Rome", SMALL, "point"): frozenset({"S~", "S1+H", "S2+H"}),
-    ("Rome", SMALL, "interval"): frozenset({"S1", "S2", "S2+H"}),
-    ("Rome", LARGE, "point"): frozenset({"S~", "O+S~", "H"}),
-    ("Rome", LARGE, "interval"): frozenset({"S1+PMM", "S2+H"}),
-    ("Log", SMALL, "point"): frozenset({"S1+H", "S2+H"}),
-    ("Log", SMALL, "interval"): frozenset({"S1+H", "S2+H"}),
-    ("Log", LARGE, "point"): frozenset({"S~", "O+S~", "S2+H"}),
-    ("Log", LARGE, "interval"): frozenset({"S2+H"}),
-    ("Citations", SMALL, "point"): frozenset({"S~", "S1+H", "S2+H"}),
-    ("Citations", SMALL, "interval"): frozenset({"S~", "S2+H"}),
-    ("Citations", LARGE, "point"): frozenset({"S~", "S1+H", "S2+H"}),
-    ("Citations", LARGE, "interval"): frozenset({"S1", "S~+PMM", "S1+H", "S2+H"}),
-    ("PUMS", SMALL, "point"): frozenset({"S~", "O+S~", "S2+H"}),
-    ("PUMS", SMALL, "interval"): frozenset({"S1+PMM", "S~+PMM", "S2+H"}),
-    ("PUMS", LARGE, "point"): frozenset({"S~", "O+S~", "S2+H"}),
-    ("PUMS", LARGE, "interval"): frozenset({"S2+H"}),
-}
-
-#: Table 2: skyline appearances per scheme over the 16 settings.
-PAPER_TABLE2: dict[str, int] = {
-    name: sum(name in front for front in PAPER_FRONTS.values()) for name in SCHEMES
-}
+__all__ = ["CLAIMS", "PAPER_FRONTS", "PAPER_TABLE2", "SCHEMES", "TOP", "datasets", "run"]
 
 
 @dataclass(frozen=True)
@@ -144,7 +91,7 @@ class _Data:
     mm: bool  # run the MM schemes (the paper did only on small domains)
 
 
-def _datasets(quick: bool) -> list[_Data]:
+def datasets(quick: bool) -> list[_Data]:
     if quick:
         return [
             _Data(
@@ -246,132 +193,27 @@ def _run_all(
     return ex.unique_rows(rows)
 
 
-# --------------------------------------------------------------------------- analysis
-
-
-def _table(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, float, str, str], dict]:
-    """(dataset label, ε, metric label, method) -> summary with value and seconds.
-
-    Reference-noise runs are keyed by the scheme name with :data:`REF_TAG` appended.
-    """
-    out = {}
-    by = ("dataset", "epsilon", "label", "method", "params", "n")
-    for s in ex.summarise(rows, by=by):
-        params = json.loads(s["params"]) if s["params"] else {}
-        name = s["method"] + (REF_TAG if params.get("noise") == "reference" else "")
-        out[(s["dataset"], s["epsilon"], s["label"], name)] = {**s, "method": name}
-    return out
-
-
-def _certified(table: Mapping) -> dict:
-    """The table without the reference-noise runs (what dphist publishes)."""
-    return {k: v for k, v in table.items() if not k[3].endswith(REF_TAG)}
-
-
-def _paper_noise(table: Mapping) -> dict:
-    """The table with each reference-noise run standing in for its certified scheme."""
-    out = _certified(table)
-    for (d, e, m, name), s in table.items():
-        if name.endswith(REF_TAG):
-            base = name[: -len(REF_TAG)]
-            out[(d, e, m, base)] = {**s, "method": base}
-    return out
-
-
-def _complexity_time(table: Mapping, sizes: Mapping[str, int]) -> dict:
-    """The table with each run's time replaced by its Table 1 class evaluated at N.
-
-    ``N^a log2(N)^b`` steps at a nominal 10^9 steps per second: a skyline on it is the
-    paper's time axis up to constants.
-    """
-    out = {}
-    for (d, e, m, name), s in table.items():
-        a, b = PAPER_COMPLEXITY[name]
-        n = sizes[d]
-        out[(d, e, m, name)] = {**s, "seconds": float(n) ** a * math.log2(n) ** b * 1e-9}
-    return out
-
-
-def _front(table: Mapping, label: str, eps: float, metric: str) -> tuple[frozenset[str], list]:
-    cells = [
-        s
-        for (d, e, m, _), s in table.items()
-        if d == label and math.isclose(e, eps) and m == metric and s["runs"] > 0
-    ]
-    if not cells:
-        return frozenset(), []
-    x = np.array([max(s["seconds"], 1e-9) for s in cells])
-    y = np.array([s["value"] for s in cells])
-    mask = pareto_front(x, y)
-    return frozenset(c["method"] for c, on in zip(cells, mask, strict=True) if on), cells
-
-
-def _best(table: Mapping, label: str, eps: float, metric: str, among: Sequence[str]) -> str | None:
-    vals = {
-        m: table[(label, eps, metric, m)]["value"]
-        for m in among
-        if (label, eps, metric, m) in table and table[(label, eps, metric, m)]["runs"] > 0
-    }
-    return min(vals, key=vals.get) if vals else None
-
-
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    return len(a & b) / len(a | b) if a | b else 1.0
-
-
-def _fmt_set(s: frozenset[str]) -> str:
-    return ", ".join(x for x in SCHEMES if x in s) or "–"
-
-
-def _counts(data, table) -> dict[str, int]:
-    """Skyline appearances per scheme over the (data, ε, point/interval) settings."""
-    counts = dict.fromkeys(SCHEMES, 0)
-    for d in data:
-        for eps in (SMALL, LARGE):
-            for metric in QUERIES.values():
-                for m in _front(table, d.spec.label, eps, metric)[0]:
-                    counts[m] += 1
-    return counts
-
-
-def _mean_jaccard(data, table) -> float:
-    """Mean Jaccard similarity of our skylines with the paper's over the settings."""
-    return float(
-        np.mean(
-            [
-                _jaccard(
-                    _front(table, d.spec.label, eps, metric)[0],
-                    PAPER_FRONTS[(d.paper, eps, kind)],
-                )
-                for d in data
-                for eps in (SMALL, LARGE)
-                for kind, metric in QUERIES.items()
-            ]
-        )
-    )
-
-
 def _skylines(rep: Report, data, tables: Mapping[str, Mapping], figdir: Path) -> None:
     cert, ref, cls = tables["certified"], tables["paper noise"], tables["paper time"]
     rows = []
     for d in data:
         for eps in (SMALL, LARGE):
             for kind, metric in QUERIES.items():
-                ours, _ = _front(cert, d.spec.label, eps, metric)
+                ours, _ = skyline_front(cert, d.spec.label, eps, metric)
                 paper = PAPER_FRONTS[(d.paper, eps, kind)]
                 rows.append(
                     {
                         "data": d.paper,
                         "ε": eps,
                         "queries": kind,
-                        "paper's skyline": _fmt_set(paper),
-                        "our skyline": _fmt_set(ours),
-                        "common": _fmt_set(paper & ours),
-                        "Jaccard": _jaccard(paper, ours),
-                        "paper's noise (not private)": _fmt_set(
-                            _front(ref, d.spec.label, eps, metric)[0]
+                        "paper's skyline": fmt_set(paper),
+                        "our skyline": fmt_set(ours),
+                        "common": fmt_set(paper & ours),
+                        "Jaccard": jaccard(paper, ours),
+                        "paper's noise (not private)": fmt_set(
+                            skyline_front(ref, d.spec.label, eps, metric)[0]
                         ),
-                        "Table 1 time": _fmt_set(_front(cls, d.spec.label, eps, metric)[0]),
+                        "Table 1 time": fmt_set(skyline_front(cls, d.spec.label, eps, metric)[0]),
                     }
                 )
     rep.section(
@@ -383,7 +225,7 @@ def _skylines(rep: Report, data, tables: Mapping[str, Mapping], figdir: Path) ->
         "noise but orders schemes by the paper's complexity class at each data set's N.",
     )
     rep.table(rows, floatfmt=".2f")
-    counts = {k: _counts(data, t) for k, t in tables.items()}
+    counts = {k: skyline_counts(data, t) for k, t in tables.items()}
     rep.table(
         [
             {
@@ -477,200 +319,41 @@ def _curves(rep: Report, data, rows, figdir: Path) -> None:
         rep.text("_matplotlib is not installed: figures skipped._")
 
 
-def _evaluate(data, table, r_values, sweep) -> list[dict[str, Any]]:
-    """The §7.2-§7.4 claims on one table: claim, paper, ours, ok (bool) and rule."""
-    out: list[dict[str, Any]] = []
-
-    def claim(text: str, paper: str, ours: str, ok: bool, rule: str) -> None:
-        out.append({"claim": text, "paper": paper, "ours": ours, "ok": bool(ok), "rule": rule})
-
-    counts = _counts(data, table)
-    settings = 4 * len(data)
-    top_count = max(counts.values())
-    leaders = [m for m, c in counts.items() if c == top_count]
-    claim(
-        "S2+H has the most skyline appearances",
-        "Table 2 (15 of 16)",
-        f"S2+H on {counts['S2+H']} of {settings}; most: {', '.join(leaders)} ({top_count})",
-        "S2+H" in leaders,
-        "counted over our skylines (dataset x ε x point/interval)",
-    )
-    mm_total = sum(counts[m] for m in MM)
-    claim(
-        "smoothing + MM over all ranges is never on a skyline",
-        "Table 2 (0 for S1+MM, S~+MM, S2+MM)",
-        f"{mm_total} appearances",
-        mm_total == 0,
-        "MM schemes run on Rome and Citations only, as in the paper",
-    )
-    claim(
-        "of ordering + smoothing, only O+S~ reaches a skyline",
-        "Table 2 (O+S1: 0, O+S~: 4, O+S2: 0)",
-        f"O+S1: {counts['O+S1']}, O+S~: {counts['O+S~']}, O+S2: {counts['O+S2']}",
-        counts["O+S1"] == 0 and counts["O+S2"] == 0,
-        "verdict on O+S1 and O+S2 never appearing",
-    )
-
-    cells = [(d.spec.label, eps) for d in data for eps in sweep]
-    wins = [_best(table, lab, eps, "point_mse", TOP) for lab, eps in cells]
-    k = sum(w == "S~" for w in wins)
-    claim(
-        "S~ is the method of choice for point queries",
-        "§7.4 (1), Figs 11-14 (a)",
-        f"S~ best of {len(TOP)} in {k} of {len(cells)} (data, ε) cells",
-        k > len(cells) / 2,
-        "majority of cells; point MSE, representatives only",
-    )
-
-    balanced = _balance_winners(table, data, r_values)
-    k = sum(w == "S1+PMM" for w in balanced)
-    claim(
-        "S1+PMM is the most balanced over all range lengths",
-        "§7.4 (2), Figs 15-18",
-        f"smallest worst-case ratio to the best in {k} of {len(balanced)} (data, ε) cells",
-        k > len(balanced) / 2,
-        "per cell: max over r of MSE / best MSE at that r; the scheme minimising it wins",
-    )
-
-    longest = ex.metric("range_pct_mse", r=max(r_values)).label
-    cells2 = [(d.spec.label, eps) for d in data for eps in (SMALL, LARGE)]
-    wins = [_best(table, lab, eps, longest, TOP) for lab, eps in cells2]
-    k = sum(w == "S2+H" for w in wins)
-    claim(
-        f"S2+H wins for long intervals (r = {max(r_values):g}%)",
-        "§7.4 (3), Figs 15-18",
-        f"S2+H best in {k} of {len(cells2)}; winners: {', '.join(str(w) for w in wins)}",
-        k > len(cells2) / 2,
-        "majority of (data, ε) cells at the longest r",
-    )
-
-    t = _mean_seconds(table)
-    claim(
-        "S2+H is faster than S1+H",
-        "§7.4 (3), Table 1 (O(N) vs O(N log N))",
-        f"mean {t.get('S2+H', math.nan):.3g} s vs {t.get('S1+H', math.nan):.3g} s",
-        t.get("S2+H", math.inf) < t.get("S1+H", -math.inf),
-        "mean construction time over every run",
-    )
-
-    pairs = [
-        (d.spec.label, eps, metric)
-        for d in data
-        for eps in (SMALL, LARGE)
-        for metric in QUERIES.values()
-    ]
-    better = sum(
-        ex.summary_value(table, lab, eps, m, "S1+H") < ex.summary_value(table, lab, eps, m, "H")
-        for lab, eps, m in pairs
-    )
-    claim(
-        "H is always worse than S1+H",
-        "§7.4 (4)",
-        f"S1+H more accurate in {better} of {len(pairs)} settings",
-        better == len(pairs),
-        "every (data, ε, point/interval) setting of §7.2",
-    )
-
-    worst = [_worst(table, lab, eps, m, TOP) for lab, eps in cells for m in QUERIES.values()]
-    k = sum(w == "O+S~" for w in worst)
-    claim(
-        "O+S~ yields the highest error, with few exceptions",
-        "§7.4 (4), Figs 11-14",
-        f"O+S~ worst of {len(TOP)} in {k} of {len(worst)} cells",
-        k >= 2 * len(worst) / 3,
-        "at least two thirds of (data, ε, point/interval) cells",
-    )
-
-    fastest = []
-    by_data = _seconds_by_data(table)
-    for d in data:
-        per = {m: v for (lab, m), v in by_data.items() if lab == d.spec.label}
-        fastest.append(min(per, key=per.get) if per else None)
-    k = sum(f in ("H", "S1+H", "S2+H") for f in fastest)
-    claim(
-        "hierarchical methods are the most efficient",
-        "§7.4 (iv)",
-        f"fastest per data set: {', '.join(str(f) for f in fastest)}",
-        k == len(fastest),
-        "a hierarchical scheme (H, S1+H, S2+H) is fastest on every data set",
-    )
-    return out
-
-
-#: Claims (by position in :func:`_evaluate`) whose verdict depends on run times.
-_TIMED = frozenset({0, 1, 2, 6, 9})
-
-
-def _variants(data, tables: Mapping[str, Mapping], r_values, sweep) -> dict[str, list[dict]]:
-    """The claims under each reading of the evidence (noise, time axis, data subset)."""
+def _readings(data, tables: Mapping[str, Mapping], r_values, sweep) -> Results:
+    """The evidence under each reading (noise, time axis, data subset)."""
     log = [d for d in data if d.paper == "Log"]
     stand = [d for d in data if d.paper != "Log"]
     cert = tables["certified"]
-    return {
-        "certified": _evaluate(data, cert, r_values, sweep),
-        "paper noise": _evaluate(data, tables["paper noise"], r_values, sweep),
-        "paper time": _evaluate(data, tables["paper time"], r_values, sweep),
-        "both": _evaluate(data, tables["both"], r_values, sweep),
-        "Log": _evaluate(log, cert, r_values, sweep),
-        "stand-ins": _evaluate(stand, cert, r_values, sweep),
-    }
+    return Results(
+        {
+            "certified": Evidence(data, cert, r_values, sweep),
+            "paper noise": Evidence(data, tables["paper noise"], r_values, sweep),
+            "paper time": Evidence(data, tables["paper time"], r_values, sweep),
+            "both": Evidence(data, tables["both"], r_values, sweep),
+            "Log": Evidence(log, cert, r_values, sweep),
+            "stand-ins": Evidence(stand, cert, r_values, sweep),
+        }
+    )
 
 
-def _why(i: int, v: Mapping[str, list[dict]], has_mm_on_log: bool) -> str:
-    """The claim's rule, then why it differs (or holds) backed by the variant figures."""
-    c = v["certified"][i]
-    ref, cls, both = v["paper noise"][i], v["paper time"][i], v["both"][i]
-    log, stand = v["Log"][i], v["stand-ins"][i]
-    timed = i in _TIMED
-    data_ok = i != 1 or has_mm_on_log  # the MM schemes never run on Log
-    if c["ok"]:
-        tail = f"paper's noise (not private): {ref['ours']}"
-        if timed:
-            tail += f"; on Table 1 time classes: {cls['ours']}"
-        return f"{c['rule']}; reproduced; {tail}"
-    if ref["ok"]:
-        because = (
-            "of dphist's certified partition noise: with DAWA's published noise "
-            f"(not private) {ref['ours']}"
-        )
-    elif timed and cls["ok"]:
-        because = f"of timing: ordering schemes by Table 1's complexity classes, {cls['ours']}"
-    elif timed and both["ok"]:
-        because = (
-            "of noise and timing together: with the paper's noise on Table 1's time "
-            f"classes, {both['ours']} (noise alone: {ref['ours']}; time alone: {cls['ours']})"
-        )
-    elif data_ok and log["ok"] and not stand["ok"]:
-        because = (
-            f"of the stand-in data: on Log (the paper's data) {log['ours']}; "
-            f"on the stand-ins {stand['ours']}"
-        )
-    else:
-        because = (
-            "the schemes' accuracy ranks differently here, not because of noise"
-            + (", timing" if timed else "")
-            + " or data alone: paper's noise "
-            + ref["ours"]
-            + (f"; Table 1 time {cls['ours']}; both {both['ours']}" if timed else "")
-            + (f"; Log only {log['ours']}" if data_ok else "")
-        )
-    return f"{c['rule']}; differs because {because}"
+def _held(outs: Sequence[Mapping[str, tuple[str, bool]]]) -> dict[str, int]:
+    """Claims that hold under each reading."""
+    return {k: sum(o[k][1] for o in outs) for k in outs[0]}
 
 
 def _claims(rep: Report, data, tables: Mapping[str, Mapping], r_values, sweep) -> None:
-    v = _variants(data, tables, r_values, sweep)
-    has_mm_on_log = any(d.mm for d in data if d.paper == "Log")
-    for i, c in enumerate(v["certified"]):
-        rep.claim(c["claim"], c["paper"], c["ours"], c["ok"], _why(i, v, has_mm_on_log))
-    _verdicts(rep, v)
-    _why_section(rep, data, tables, v)
+    results = _readings(data, tables, r_values, sweep)
+    check(rep, CLAIMS, results)
+    outs = [t.outcomes(results) for t in TESTS]
+    _verdicts(rep, outs)
+    _why_section(rep, data, tables, outs)
 
 
 def _verdict(ok: bool) -> str:
     return "reproduced" if ok else "differs"
 
 
-def _verdicts(rep: Report, v: Mapping[str, list[dict]]) -> None:
+def _verdicts(rep: Report, outs: Sequence[Mapping[str, tuple[str, bool]]]) -> None:
     rep.section(
         "Claims under the paper's noise and time axis",
         f"*Paper's noise*: {', '.join(REF_SCHEMES)} run with DAWA's published partition "
@@ -681,21 +364,20 @@ def _verdicts(rep: Report, v: Mapping[str, list[dict]]) -> None:
         "the substitutes.",
     )
     rows = []
-    for i, c in enumerate(v["certified"]):
-        ref = v["paper noise"][i]
+    for t, o in zip(TESTS, outs, strict=True):
         rows.append(
             {
-                "claim": c["claim"],
-                "ours (certified)": _verdict(c["ok"]),
-                "paper's noise (not private)": ref["ours"],
-                "verdict, paper's noise": _verdict(ref["ok"]),
-                "Table 1 time": _verdict(v["paper time"][i]["ok"]) if i in _TIMED else "–",
-                "both": _verdict(v["both"][i]["ok"]) if i in _TIMED else "–",
-                "Log only": _verdict(v["Log"][i]["ok"]),
-                "stand-ins": _verdict(v["stand-ins"][i]["ok"]),
+                "claim": t.statement,
+                "ours (certified)": _verdict(o["certified"][1]),
+                "paper's noise (not private)": o["paper noise"][0],
+                "verdict, paper's noise": _verdict(o["paper noise"][1]),
+                "Table 1 time": _verdict(o["paper time"][1]) if t.timed else "–",
+                "both": _verdict(o["both"][1]) if t.timed else "–",
+                "Log only": _verdict(o["Log"][1]),
+                "stand-ins": _verdict(o["stand-ins"][1]),
             }
         )
-    held = {k: sum(c["ok"] for c in cs) for k, cs in v.items()}
+    held = _held(outs)
     rows.append(
         {
             "claim": "claims reproduced",
@@ -718,12 +400,14 @@ def _ratio_text(xs: Sequence[float]) -> str:
     return f"median {np.median(xs):.2f}x (range {min(xs):.2f}-{max(xs):.2f}x, {len(xs)} cells)"
 
 
-def _why_section(rep: Report, data, tables: Mapping[str, Mapping], v) -> None:
+def _why_section(rep: Report, data, tables: Mapping[str, Mapping], outs) -> None:
     cert, ref = tables["certified"], tables["paper noise"]
-    held = {k: sum(c["ok"] for c in cs) for k, cs in v.items()}
-    total = len(v["certified"])
-    counts = {k: _counts(data, tables[k]) for k in ("certified", "paper noise", "paper time")}
-    jac = {k: _mean_jaccard(data, t) for k, t in tables.items()}
+    held = _held(outs)
+    total = len(outs)
+    counts = {
+        k: skyline_counts(data, tables[k]) for k in ("certified", "paper noise", "paper time")
+    }
+    jac = {k: mean_jaccard(data, t) for k, t in tables.items()}
     noise_rows = []
     for m in REF_SCHEMES:
         ratios = {
@@ -786,7 +470,7 @@ def _size(table: Mapping, label: str) -> int:
 def _time_rows(data, cert) -> list[dict[str, Any]]:
     d = max(data, key=lambda d: _size(cert, d.spec.label))
     n = _size(cert, d.spec.label)
-    secs = {m: v for (lab, m), v in _seconds_by_data(cert).items() if lab == d.spec.label}
+    secs = {m: v for (lab, m), v in seconds_by_data(cert).items() if lab == d.spec.label}
     if "H" not in secs:
         return []
     unit = PAPER_COMPLEXITY["H"]
@@ -807,50 +491,6 @@ def _time_rows(data, cert) -> list[dict[str, Any]]:
         for m in SCHEMES
         if m in secs
     ]
-
-
-def _worst(table, label, eps, metric, among) -> str | None:
-    vals = {m: ex.summary_value(table, label, eps, metric, m) for m in among}
-    vals = {m: v for m, v in vals.items() if math.isfinite(v)}
-    return max(vals, key=vals.get) if vals else None
-
-
-def _balance_winners(table, data, r_values) -> list[str | None]:
-    out = []
-    for d in data:
-        for eps in (SMALL, LARGE):
-            worst_ratio = {}
-            for m in TOP:
-                ratios = []
-                for r in r_values:
-                    label = ex.metric("range_pct_mse", r=r).label
-                    best = _best(table, d.spec.label, eps, label, TOP)
-                    if best is None:
-                        continue
-                    ratios.append(
-                        ex.summary_value(table, d.spec.label, eps, label, m)
-                        / ex.summary_value(table, d.spec.label, eps, label, best)
-                    )
-                if ratios and all(math.isfinite(x) for x in ratios):
-                    worst_ratio[m] = max(ratios)
-            out.append(min(worst_ratio, key=worst_ratio.get) if worst_ratio else None)
-    return out
-
-
-def _mean_seconds(table) -> dict[str, float]:
-    acc: dict[str, list[float]] = {}
-    for (_, _, metric, method), s in table.items():
-        if metric == "point_mse" and s["runs"]:
-            acc.setdefault(method, []).append(s["seconds"])
-    return {m: float(np.mean(v)) for m, v in acc.items()}
-
-
-def _seconds_by_data(table) -> dict[tuple[str, str], float]:
-    acc: dict[tuple[str, str], list[float]] = {}
-    for (label, _, metric, method), s in table.items():
-        if metric == "point_mse" and s["runs"]:
-            acc.setdefault((label, method), []).append(s["seconds"])
-    return {k: float(np.mean(v)) for k, v in acc.items()}
 
 
 def _results_tables(rep: Report, data, table) -> None:
@@ -900,7 +540,7 @@ def run(
     folder = Path(out_dir)
     figdir = folder / "figures"
     figdir.mkdir(parents=True, exist_ok=True)
-    data = _datasets(quick)
+    data = datasets(quick)
     trials = min(trials, 2) if quick else trials
     sweep = (0.01, 0.1, 1.0) if quick else SWEEP
     r_values = (1, 8, 64) if quick else R_PERCENT
@@ -926,14 +566,14 @@ def run(
         data_dir=data_dir,
         progress=progress,
     )
-    raw = _table(rows)
+    raw = summary_table(rows)
     sizes = {s["dataset"]: int(s["n"]) for s in raw.values()}
-    cert, paper_noise = _certified(raw), _paper_noise(raw)
+    cert, paper_noise = certified_table(raw), paper_noise_table(raw)
     tables = {
         "certified": cert,
         "paper noise": paper_noise,
-        "paper time": _complexity_time(cert, sizes),
-        "both": _complexity_time(paper_noise, sizes),
+        "paper time": complexity_time_table(cert, sizes),
+        "both": complexity_time_table(paper_noise, sizes),
     }
     rep.section(
         "Data",
