@@ -99,7 +99,9 @@ def test_regret_matches_hand_computation(quick):
         for m in auto._QUICK_FIXED:
             assert float(cell[m]) == pytest.approx(means[m] / best, rel=1e-12)
         assert float(cell[cell["best"]]) == 1.0
-        assert all(float(cell[m]) >= 1.0 for m in (*auto._QUICK_FIXED, "auto"))
+        assert all(float(cell[m]) >= 1.0 for m in auto._QUICK_FIXED)
+        if pick in auto._QUICK_FIXED:  # a pick outside the fixed set may beat them all
+            assert float(cell["auto"]) >= 1.0
 
 
 def test_choices_read_public_facts_only():

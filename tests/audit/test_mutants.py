@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
@@ -24,8 +24,8 @@ import pytest
 
 import dphist as dh
 import dphist._kernel.view as kernel_view
-from dphist._kernel import GroupSums, Identity, IntervalSums
-from dphist._kernel.noise import rational_scale
+from dphist._kernel import BiasedSplit, GroupSums, Identity, IntervalSums
+from dphist._kernel.noise import GeneratorBits, NoiseSource, rational_scale
 from dphist._numeric.segment import labels_from_starts, segment
 from dphist._numeric.tree import consistency, tree_layout
 from dphist.blocks import (
@@ -107,6 +107,21 @@ def halved_noise_scale() -> Iterator[None]:
         yield
     finally:
         kernel_view.rational_scale = original
+
+
+@contextmanager
+def unbiased_split() -> Iterator[None]:
+    """PrivTree's floor kept but its per-level bias dropped (delta = 0)."""
+    original = BiasedSplit.plan
+
+    def plan(self, epsilon):
+        return replace(original(self, epsilon), delta=0)
+
+    BiasedSplit.plan = plan
+    try:
+        yield
+    finally:
+        BiasedSplit.plan = original
 
 
 def pair(x, i, sign=+1, reason="given") -> audit.Neighbour:
@@ -413,7 +428,7 @@ def _dawa_reference(correct: bool = False) -> Outcome:
     visible on three bins with a large penalty (epsilon2 = 0.01, so singletons never
     win): at x = (0,12,21), x' = (0,11,21) and epsilon1 = 2 the partition
     {1,2},{3} has probabilities near 0.011 and 0.165, a loss near 2.7 against the
-    claimed epsilon1 + epsilon2 = 2.01 (certified noise: about 1.25). The white-box
+    claimed epsilon1 + epsilon2 = 2.01 (the coupled partition: about 1.25). The white-box
     flag is the ledger's ``certified=False`` on every reference-mode charge (S1, S~).
     """
     mode = "certified" if correct else "reference"
@@ -459,6 +474,30 @@ def _ahp_raw_threshold(correct: bool = False) -> Outcome:
     return from_audit(res, f"ledger: {'ok' if ledger.ok else ledger.problems[0]}")
 
 
+def _privtree_unbiased(correct: bool = False) -> Outcome:
+    """The biased split with its floor but without the per-level bias (delta = 0).
+
+    On empty data every node sits at the floor, so a record in bin 0 moves each node
+    of the leftmost path across the threshold: each split is up to ln 2 more likely,
+    about 0.43 per level at epsilon = 2.7, 5.2 over the 12 levels of 4,096 bins. The
+    audited output is the size of bin 0's group (post-processing of the cut); with
+    the bias the path costs at most 1.2 (tests/test_biased_split.py, exact law).
+    """
+    eps, n = Fraction(27, 10), 4096
+    selection = BiasedSplit(tree_layout(n, 2), "count")
+
+    def leaf_of_first_bin(x, generator):
+        cut = selection.choose(x, eps, NoiseSource(GeneratorBits(generator)))
+        starts = np.sort(selection.tree.lo[cut])
+        return np.array([starts[1] if starts.size > 1 else n])
+
+    mech = audit.function_mechanism("biased split, n = 4096", leaf_of_first_bin, epsilon=eps)
+    pairs = [pair(np.zeros(n, dtype=np.int64), 0, +1, "a record on the leftmost path")]
+    with nullcontext() if correct else unbiased_split():
+        res = audit.audit(mech, pairs, n_search=2000, n_confirm=20_000, seed=SEED)
+    return from_audit(res)
+
+
 ZOO = [
     Mutant("noise scale x0.5", "2", _scale_halved),
     Mutant("per-bin draws in a group (|g|=2)", "2", _copies),
@@ -470,6 +509,7 @@ ZOO = [
     Mutant("uncharged first stage (ledger)", "1.5", _uncharged_first_stage),
     Mutant("DAWA reference noise on S~", ">2.7", _dawa_reference),
     Mutant("AHP threshold on true counts (N2 pair)", "inf", _ahp_raw_threshold),
+    Mutant("PrivTree split without the depth bias", "5.2", _privtree_unbiased),
 ]
 
 CONTROLS = [

@@ -5,6 +5,7 @@ bins, the ledger). See ``NOTES.md`` beside this file for the privacy argument of
 each primitive.
 """
 
+from .biased_split import BiasedSplit
 from .budget import (
     REST,
     Accountant,
@@ -27,6 +28,7 @@ __all__ = [
     "MAX_TOTAL",
     "REST",
     "Accountant",
+    "BiasedSplit",
     "Charge",
     "EFPASize",
     "GroupMeasurer",

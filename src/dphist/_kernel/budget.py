@@ -160,6 +160,7 @@ class Primitive(StrEnum):
     LATTICE_LAPLACE = "lattice_laplace"
     NOISY_PARTITION = "noisy_partition"
     NOISY_MIN = "noisy_min"
+    BIASED_SPLIT = "biased_split"
 
     @property
     def measures(self) -> bool:

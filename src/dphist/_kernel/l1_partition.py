@@ -8,7 +8,7 @@ never released. ``penalty`` is a public constant per group (an array over tree n
 for a tree). With a public ``order`` (a permutation from an earlier release) the
 candidates are intervals of the reordered bins.
 
-Privacy (``mode="certified"``; methods framework A.2). One record changes ``dev(B)`` by
+Privacy (``mode="coupled"``; methods framework A.2). One record changes ``dev(B)`` by
 at most ``D_B = 2(1 - 1/|B|)`` for every ``B`` containing it. Fix an output; let ``B*``
 be its group containing the changed bin. Shifting only ``eta_{B*}`` by ``s = delta_{B*}
 - min_{B' != B*} delta_{B'}`` keeps that output optimal (every competitor has exactly
@@ -50,7 +50,7 @@ from .selection import Selection
 
 __all__ = ["NoisyPartition", "as_permutation"]
 
-MODES = ("certified", "reference")
+MODES = ("coupled", "reference")
 
 
 def as_permutation(order: object, n: int) -> np.ndarray:
@@ -83,7 +83,7 @@ class NoisyPartition(Selection):
 
     family: str | TreeLayout
     penalty: float | np.ndarray
-    mode: str = "certified"
+    mode: str = "coupled"
     order: np.ndarray | None = None
     primitive: ClassVar[Primitive] = Primitive.NOISY_PARTITION
     proof: ClassVar[str] = "coupling argument in dphist._kernel.l1_partition; NOTES.md S1"
@@ -96,7 +96,7 @@ class NoisyPartition(Selection):
 
     @property
     def certified(self) -> bool:
-        return self.mode == "certified"
+        return self.mode == "coupled"
 
     def _d_star(self, n: int) -> tuple[Fraction, Fraction]:
         """``D*`` (the largest one-record change of a candidate's deviation) and ``g``."""

@@ -13,7 +13,7 @@ from .fixed import FixedQueries
 from .group import GroupTotals
 from .order import SortByNoisy
 from .publish import NoisyBins, NoisyTotal
-from .smoothing import AbsoluteErrorGrouping, SquaredErrorGrouping
+from .smoothing import AbsoluteErrorGrouping, DensitySplit, SquaredErrorGrouping
 from .structure import (
     FourierRelease,
     FourierSize,
@@ -29,6 +29,7 @@ __all__ = [
     "AbsoluteErrorGrouping",
     "Block",
     "BucketPartition",
+    "DensitySplit",
     "FixedQueries",
     "FixedSizeGroups",
     "FourierRelease",

@@ -5,17 +5,26 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .._kernel import NoisyPartition, PrivateView, noise_variance
+import numpy as np
+
+from .._kernel import BiasedSplit, NoisyPartition, PrivateView, Selection, noise_variance
 from .._numeric.segment import labels_from_starts, segment, segment_sorted
+from .._numeric.tree import TreeLayout, tree_layout
 from ..errors import CompositionError
 from .base import Block, State, weighting_variance
-from .constraints import Options, rules
+from .constraints import Interval, Options, rules
 
-__all__ = ["AbsoluteErrorGrouping", "SquaredErrorGrouping", "equivalent_epsilon"]
+__all__ = [
+    "AbsoluteErrorGrouping",
+    "DensitySplit",
+    "SquaredErrorGrouping",
+    "equivalent_epsilon",
+    "l1_selection",
+]
 
 NOISE_TERMS = ("first_principles", "paper")
 CANDIDATES = ("all", "pow2")
-NOISE_MODES = ("certified", "reference")
+NOISE_MODES = ("certified", "coupled", "reference")
 
 
 def equivalent_epsilon(variance: float) -> float:
@@ -57,18 +66,48 @@ class SquaredErrorGrouping(Block):
         return state.with_(labels=labels_from_starts(starts, state.n))
 
 
+def l1_selection(
+    noise: str,
+    family: str | TreeLayout,
+    penalty: float | np.ndarray,
+    n: int,
+    order: np.ndarray | None = None,
+) -> Selection:
+    """The kernel selection behind a private L1 partition, by noise mode.
+
+    ``"certified"``: PrivTree's biased top-down splitting (Zhang et al., SIGMOD 2016)
+    of a public tree (``family`` when it is a tree, else the binary tree of aligned
+    power-of-two intervals) scored by half the L1 deviation, with threshold half the
+    mean ``penalty``: a node stays whole when its deviation is below about one group's
+    publication error plus the depth bias. Its budget does not grow with the depth, and
+    empty regions stay whole. Returns a node mask. ``"coupled"``: the noisy
+    minimum-cost partition over all candidates (private by the coupling argument of
+    ``dphist._kernel.l1_partition``, but its noise, unfloored, splits sparse regions).
+    ``"reference"``: the published DAWA noise, not epsilon-DP. Both return group starts
+    (a node mask for a tree).
+    """
+    if noise == "certified":
+        tree = family if isinstance(family, TreeLayout) else tree_layout(n, 2)
+        return BiasedSplit(tree, "deviation", float(np.mean(penalty)) / 2.0, order)
+    mode = "coupled" if noise == "coupled" else "reference"
+    return NoisyPartition(family, penalty=penalty, mode=mode, order=order)
+
+
 @dataclass(frozen=True, kw_only=True)
 class AbsoluteErrorGrouping(Block):
-    """S1 / S~: DAWA's L1 partition by noisy interval costs.
+    """S1 / S~: a private L1 partition of the bins into groups of alike counts.
 
-    Kellaris et al., PVLDB 2017, §4 (S1: all intervals, O(N^2 log N); S~: intervals of
-    power-of-two length at every start, O(N log^2 N)); Li et al. (DAWA), PVLDB 2014,
-    §3. A group costs ``dev(B) + 1/epsilon2`` (its L1 deviation plus the expected
-    absolute publication noise) plus noise; the kernel's noisy-partition primitive
-    returns only the cheapest partition. Privacy: ``noise="certified"`` (default) is
-    epsilon-DP by the coupling argument in ``PrivateView.noisy_partition``;
-    ``noise="reference"`` reproduces the published DAWA code's scale, which is not
-    epsilon-DP, and marks the release as not private.
+    Kellaris et al., PVLDB 2017, §4 (S1: all intervals; S~: intervals of power-of-two
+    length); Li et al. (DAWA), PVLDB 2014, §3. A group costs ``dev(B) + 1/epsilon2``
+    (its L1 deviation plus the expected absolute publication noise). The published
+    noisy minimum over candidates is not epsilon-DP, and its private (coupled) version
+    splits empty regions into thousands of groups; ``noise="certified"`` (default)
+    therefore splits the public binary tree top-down with PrivTree's bias
+    (:func:`l1_selection`), which is epsilon-DP with a budget independent of the depth.
+    Under it the candidate family does not matter: S1 and S~ share the tree of aligned
+    power-of-two intervals. ``noise="coupled"`` keeps the minimum over ``candidates``
+    with certified noise; ``noise="reference"`` reproduces the published DAWA code and
+    marks the release as not private.
     """
 
     label = "l1_grouping"
@@ -82,9 +121,35 @@ class AbsoluteErrorGrouping(Block):
         eps2 = state.budgets.get(self.publisher)
         if eps2 is None:
             raise CompositionError(f"l1_grouping: no block named {self.publisher!r} publishes")
-        starts = view.select(
-            NoisyPartition(
-                self.candidates, penalty=1.0 / float(eps2), mode=self.noise, order=state.order
-            )
+        selection = l1_selection(
+            self.noise, self.candidates, 1.0 / float(eps2), state.n, state.order
         )
+        chosen = view.select(selection)
+        if isinstance(selection, BiasedSplit):
+            chosen = np.sort(selection.tree.lo[chosen])
+        return state.with_(labels=labels_from_starts(chosen, state.n))
+
+
+@dataclass(frozen=True, kw_only=True)
+class DensitySplit(Block):
+    """PrivTree's decomposition of the bins by counts (Zhang, Xiao, Xie, SIGMOD 2016, §3).
+
+    The public tree of fan-out ``fanout`` is split top-down while a node's biased noisy
+    count exceeds ``threshold`` (PrivTree's theta, 0 by default); the leaves become the
+    groups. Dense regions end in small groups, empty ones stay whole. The kernel's
+    biased-split primitive carries the privacy argument (``dphist._kernel.biased_split``).
+    """
+
+    label = "density_split"
+    spends = True
+    constraints = rules(
+        fanout=Interval(int, 2, 1 << 16), threshold=Interval(float, -(2.0**40), 2.0**40)
+    )
+    fanout: int = 2
+    threshold: float = 0.0
+
+    def run(self, state: State, view: PrivateView | None) -> State:
+        tree = tree_layout(state.n, int(self.fanout))
+        selection = BiasedSplit(tree, "count", float(self.threshold), state.order)
+        starts = np.sort(tree.lo[view.select(selection)])
         return state.with_(labels=labels_from_starts(starts, state.n))

@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._kernel import IntervalSums, NoisyPartition, PrivateView, as_fraction, noise_variance
+from .._kernel import IntervalSums, PrivateView, as_fraction, noise_variance
 from .._numeric.segment import centred_prefix_sums
 from .._numeric.tree import (
     TreeLayout,
@@ -21,6 +21,7 @@ from .._numeric.tree import (
 from ..errors import CompositionError
 from .base import Block, State, weighting_variance
 from .constraints import AnyOf, Interval, Options, rules
+from .smoothing import NOISE_MODES, l1_selection
 
 __all__ = [
     "FrontierRelease",
@@ -158,18 +159,22 @@ class TreeCutAbsolute(_TreeCut):
     """S1+H's grouping: DAWA's noisy L1 costs restricted to tree nodes.
 
     Kellaris et al., PVLDB 2017, §6 (methods framework A.8). Node cost = dev(v) +
-    the expected absolute publication error sqrt(V_v/2) + certified noise, chosen by
-    the kernel's noisy-partition primitive (its privacy argument is in
-    ``dphist._kernel.l1_partition``); only the cut is released.
+    the expected absolute publication error sqrt(V_v/2). ``noise="certified"``: the cut
+    comes from PrivTree's biased top-down splitting of the same tree by deviation
+    (``smoothing.l1_selection``, ``dphist._kernel.biased_split``); ``"coupled"``: the
+    noisy minimum-cost cut (``dphist._kernel.l1_partition``). Only the cut is released.
     """
 
     label = "tree_cut"
     spends = True
+    constraints = rules(
+        fanout=FANOUT, allocation=Options(*ALLOCATIONS), noise=Options(*NOISE_MODES)
+    )
     noise: str = "certified"
 
     def run(self, state: State, view: PrivateView | None) -> State:
         layout, final_var = self._setup(state)
-        cut = view.select(NoisyPartition(layout, penalty=np.sqrt(final_var / 2), mode=self.noise))
+        cut = view.select(l1_selection(self.noise, layout, np.sqrt(final_var / 2), state.n))
         return state.with_(notes={**state.notes, "tree": layout, "cut": cut})
 
 

@@ -15,6 +15,7 @@ from ..blocks import (
     AHPClustering,
     Block,
     BucketPartition,
+    DensitySplit,
     FixedQueries,
     FixedSizeGroups,
     FourierRelease,
@@ -465,6 +466,20 @@ def structure_first(
 ) -> Pipeline:
     return Pipeline(
         (StructureFirstGrouping(share=ratio, k=k, bound=bound), GroupTotals(share=REST))
+    )
+
+
+@register(
+    "PrivTree",
+    summary="PrivTree: biased top-down splitting of the binary tree by noisy counts "
+    "(budget independent of the depth), one noisy total per leaf",
+    cite="Zhang, Xiao, Xie, SIGMOD 2016, §3 (Algorithm 2)",
+    aliases=("privtree",),
+    complexity="O(N log N)",
+)
+def privtree(*, ratio: float = 0.5, fanout: int = 2, threshold: float = 0.0) -> Pipeline:
+    return Pipeline(
+        (DensitySplit(share=ratio, fanout=fanout, threshold=threshold), GroupTotals(share=REST))
     )
 
 

@@ -1,0 +1,137 @@
+"""Private partitions against plain noise and DPBench's figures on the shared datasets.
+
+Run: python benchmarks/partitions.py [--datasets a,b] [--epsilons 0.01,0.1,1]
+         [--methods identity,HB,...] [--seeds 3] [--speed] [--reference PATH]
+
+For each dataset and epsilon, the median over ``--seeds`` runs (``rng = 0..seeds-1``)
+of the all-range MSE (:func:`dphist.metrics.interval_mse`) of each method, then the
+checks the partition work aims at: S~, DAWA and S1+H below identity; on the sparse
+datasets S~ and DAWA below half of HB; the best dphist method beside DPBench's DAWA
+(published noise, not DP) and the best DP-correct DPBench method, read from
+``reference-figures.md`` when it is present. ``--speed`` times the methods on 32,768
+and 10**6 bins (median of 3, after a warm-up).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import numpy as np
+
+import dphist as dh
+from dphist import datasets, metrics, synthetic
+from dphist.errors import DatasetUnavailableError
+from dphist.lab.bench import QUADRATIC, time_method, warm_up
+
+METHODS = ("identity", "HB", "S1", "S~", "DAWA", "S1+H", "PrivTree", "P-HP")
+SPARSE = ("nettrace", "nettrace_4096", "adult_capital_loss_4096", "md_salary_4096")
+DP_CORRECT = ("Identity", "HB", "Privelet", "H", "GreedyH", "PHP", "DPcube1D", "MWEM")
+REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "specs" / "reference-figures.md"
+
+
+def reference_figures(path: Path) -> dict[tuple[str, float], dict[str, float]]:
+    """``{(dataset, epsilon): {method: all-range MSE}}`` from the reference tables."""
+    if not path.is_file():
+        return {}
+    table: dict[tuple[str, float], dict[str, float]] = {}
+    dataset, header = None, None
+    for line in path.read_text().splitlines():
+        if line.startswith("## "):
+            dataset, header = line[3:].split(" (")[0].strip(), None
+        elif line.startswith("| ε") and dataset:
+            header = [c.strip() for c in line.strip("|").split("|")]
+        elif header and re.match(r"\| [0-9.]+ \|", line):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            row = {}
+            for name, cell in zip(header[1:], cells[1:], strict=True):
+                if cell != "–":
+                    row[name.replace(" (not DP)", "")] = float(cell.split("/")[0])
+            table[(dataset, float(cells[0]))] = row
+    return table
+
+
+def median_error(method: str, x: np.ndarray, epsilon: float, seeds: int) -> float:
+    errors = [
+        metrics.interval_mse(x, dh.publish(x, method=method, epsilon=epsilon, rng=r).estimate)
+        for r in range(seeds)
+    ]
+    return float(np.median(errors))
+
+
+def checks(name: str, errs: dict[str, float], ref: dict[str, float]) -> list[str]:
+    """The targets for one cell, each as 'ok ...' or 'MISS ...'."""
+    out = []
+    for m in ("S~", "DAWA", "S1+H"):
+        if m in errs and "identity" in errs:
+            out.append(_verdict(errs[m] < errs["identity"], f"{m} < identity"))
+    if name in SPARSE and "HB" in errs:
+        for m in ("S~", "DAWA"):
+            if m in errs:
+                out.append(_verdict(errs[m] < errs["HB"] / 2, f"{m} < HB/2"))
+    best = min(errs, key=errs.get)
+    if "DAWA" in ref and name in SPARSE:
+        ok = errs[best] <= 2 * ref["DAWA"]
+        out.append(_verdict(ok, f"best ({best}) <= 2x DPBench DAWA {ref['DAWA']:.3g}"))
+    dp = {k: v for k, v in ref.items() if k in DP_CORRECT}
+    if dp:
+        peer = min(dp, key=dp.get)
+        ok = errs[best] <= dp[peer]
+        out.append(_verdict(ok, f"best <= DPBench {peer} {dp[peer]:.3g}"))
+    return out
+
+
+def _verdict(ok: bool, text: str) -> str:
+    return ("ok   " if ok else "MISS ") + text
+
+
+def accuracy(names, epsilons, methods, seeds, reference) -> None:
+    for name in names:
+        try:
+            x = datasets.load(name)
+        except DatasetUnavailableError as exc:
+            print(f"{name}: not available ({exc})")
+            continue
+        print(f"\n{name} ({x.size:,} bins, {int(x.sum()):,} records), all-range MSE")
+        print(f"{'epsilon':>8} " + " ".join(f"{m:>9}" for m in methods))
+        for eps in epsilons:
+            errs = {m: median_error(m, x, eps, seeds) for m in methods}
+            print(f"{eps:>8g} " + " ".join(f"{errs[m]:9.3g}" for m in methods))
+            for line in checks(name, errs, reference.get((name, eps), {})):
+                print(f"{'':>9}{line}")
+
+
+def speed(methods) -> None:
+    print("\nseconds, median of 3 (epsilon 0.1)")
+    warm_up(methods)
+    for n in (32_768, 1_000_000):
+        x = synthetic.sparse_power_law(n, scale=20.0, rng=0)
+        for m in methods:
+            if m in QUADRATIC and n > 32_768:
+                print(f"{n:>9,} {m:>9}  (quadratic, skipped)")
+                continue
+            t = time_method(m, x, epsilon=0.1, repeats=3)
+            print(f"{n:>9,} {m:>9} {t.seconds:8.3f} {t.error}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--datasets", default=",".join(datasets.DATASETS))
+    parser.add_argument("--epsilons", default="0.01,0.1,1")
+    parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--speed", action="store_true")
+    parser.add_argument("--reference", type=Path, default=REFERENCE)
+    args = parser.parse_args()
+    methods = args.methods.split(",")
+    epsilons = [float(e) for e in args.epsilons.split(",")]
+    accuracy(
+        args.datasets.split(","), epsilons, methods, args.seeds, reference_figures(args.reference)
+    )
+    if args.speed:
+        speed(methods)
+
+
+if __name__ == "__main__":
+    main()
