@@ -21,7 +21,7 @@ from .groups import GroupMeasurer, ProtectedGroups, int_vector, protect_groups
 from .l1_partition import NoisyPartition
 from .noise import NoiseSource, noise_source, noise_variance
 from .operators import GroupSums, Identity, IntervalSums, Query
-from .selection import EFPASize, PHPClusters, Selection, SFBoundaries
+from .selection import EFPASize, PHPClusters, Selection, SFBoundaries, WorstQuery
 from .view import Measurement, PrivateView, run_pipeline
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "Query",
     "SFBoundaries",
     "Selection",
+    "WorstQuery",
     "as_fraction",
     "as_share",
     "count_cap",

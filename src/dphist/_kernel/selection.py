@@ -8,8 +8,9 @@ only then hands the sealed counts to :meth:`Selection.choose`. A new selection-b
 method needs one selection here (if its mechanism is new), one block and one recipe.
 
 The selections here are report-noisy-min ones: :class:`SFBoundaries` (StructureFirst),
-:class:`PHPClusters` (P-HPartition) and :class:`EFPASize`; the noisy L1 partition is
-:class:`~dphist._kernel.l1_partition.NoisyPartition`.
+:class:`PHPClusters` (P-HPartition), :class:`EFPASize` and :class:`WorstQuery` (MWEM);
+the noisy L1 partition is :class:`~dphist._kernel.l1_partition.NoisyPartition` and
+PrivTree's split :class:`~dphist._kernel.biased_split.BiasedSplit`.
 
 Report noisy min (Dwork and Roth 2014, Claim 3.9, for scores of sensitivity ``D``):
 add independent Laplace noise of scale ``2D/epsilon`` to every candidate's score and
@@ -32,6 +33,7 @@ import numpy as np
 from numba import njit
 
 from .._numeric.deviation import all_interval_deviations_rows
+from ..errors import InternalError
 from .budget import Primitive
 from .noise import NoiseSource, rational_scale
 
@@ -40,6 +42,7 @@ __all__ = [
     "PHPClusters",
     "SFBoundaries",
     "Selection",
+    "WorstQuery",
     "fourier_coefficients",
     "php_partition",
     "report_noisy_min",
@@ -172,6 +175,38 @@ class EFPASize(Selection):
         return int(candidates[report_noisy_min(scores, Fraction(1), epsilon, noise)])
 
 
+@dataclass(frozen=True, eq=False)
+class WorstQuery(Selection):
+    """MWEM's choice of the interval query worst answered by a public estimate
+    (Hardt, Ligett, McSherry, NIPS 2012, Algorithm 1): the index of the candidate
+    ``[lo_q, hi_q)`` maximizing ``|q(x) - answers_q|`` by report noisy max.
+
+    ``answers`` are the public estimate's answers. One record moves every interval
+    count by at most 1, hence every score by at most 1 (sensitivity 1, in whichever
+    direction); report noisy max with scale ``2/epsilon`` stands in for the paper's
+    exponential mechanism with the same exponent.
+    """
+
+    lo: np.ndarray
+    hi: np.ndarray
+    answers: np.ndarray
+    proof: ClassVar[str] = "report_noisy_min; Dwork and Roth 2014, Claim 3.9"
+
+    def sensitivity(self, n: int) -> Fraction:
+        return Fraction(1)
+
+    def released(self, n: int) -> int:
+        return 1
+
+    def describe(self, n: int) -> str:
+        return f"worst-answered interval of {len(self.lo)} (n={n})"
+
+    def choose(self, x: np.ndarray, epsilon: Fraction, noise: NoiseSource) -> int:
+        prefix = np.concatenate(([0], np.cumsum(x, dtype=np.int64))).astype(np.float64)
+        error = np.abs(prefix[self.hi] - prefix[self.lo] - self.answers)
+        return report_noisy_min(-error, Fraction(1), epsilon, noise)
+
+
 def _lattice(sensitivity: Fraction) -> Fraction:
     step = Fraction(1)
     target = Fraction(sensitivity) / (1 << 21)
@@ -186,10 +221,10 @@ def report_noisy_min(
     """Index of the smallest ``score + Laplace(2(D+g)/epsilon)`` (exact, on a lattice)."""
     g = _lattice(sensitivity)
     t, s = rational_scale(2 * (Fraction(sensitivity) + g), Fraction(epsilon) * g)
-    gf = float(g)
-    noisy = np.rint(np.asarray(scores, dtype=np.float64) / gf) + noise.discrete_laplace(
-        t, s, len(scores)
-    )
+    units = np.rint(np.asarray(scores, dtype=np.float64) / float(g))
+    if units.size and not np.abs(units).max() < 2.0**62:
+        raise InternalError("report noisy min: a score is too large for the lattice")
+    noisy = units.astype(np.int64) + noise.discrete_laplace(t, s, len(scores))
     return int(np.argmin(noisy))
 
 

@@ -11,6 +11,7 @@ from .clustering import (
 )
 from .fixed import FixedQueries
 from .group import GroupTotals
+from .mwem import MultiplicativeWeights
 from .order import SortByNoisy
 from .publish import NoisyBins, NoisyTotal
 from .smoothing import AbsoluteErrorGrouping, DensitySplit, SquaredErrorGrouping
@@ -39,6 +40,7 @@ __all__ = [
     "HaarCoefficients",
     "HierarchicalPartition",
     "Hierarchy",
+    "MultiplicativeWeights",
     "NoisyBins",
     "NoisyMeans",
     "NoisyTotal",

@@ -25,6 +25,7 @@ from ..blocks import (
     HaarCoefficients,
     HierarchicalPartition,
     Hierarchy,
+    MultiplicativeWeights,
     NoisyBins,
     NoisyMeans,
     NoisyTotal,
@@ -480,6 +481,26 @@ def structure_first(
 def privtree(*, ratio: float = 0.5, fanout: int = 2, threshold: float = 0.0) -> Pipeline:
     return Pipeline(
         (DensitySplit(share=ratio, fanout=fanout, threshold=threshold), GroupTotals(share=REST))
+    )
+
+
+@register(
+    "MWEM",
+    summary="MWEM: rounds of a privately chosen worst-answered interval query, its noisy "
+    "answer and multiplicative-weights updates of a uniform start",
+    cite="Hardt, Ligett, McSherry, NIPS 2012, Algorithm 1 (DPBench's 1-D defaults)",
+    aliases=("mwem",),
+    complexity="O(rounds N)",
+)
+def mwem(
+    *, rounds: int = 10, ratio: float = 0.5, replays: int = 100, queries: str = "prefix"
+) -> Pipeline:
+    return Pipeline(
+        (
+            MultiplicativeWeights(
+                share=REST, rounds=rounds, ratio=ratio, replays=replays, queries=queries
+            ),
+        )
     )
 
 
