@@ -10,6 +10,7 @@ import pytest
 
 import dphist as dh
 from dphist._kernel import WorstQuery, noise_source
+from dphist._kernel.selection import report_noisy_min
 from dphist.blocks.mwem import _answers, _inside, _refine, _replay
 from dphist.errors import ValidationError
 
@@ -98,3 +99,17 @@ def test_dyadic_candidates_and_bad_options():
         dh.publish(x, method="MWEM", epsilon=1.0, queries="all")
     with pytest.raises(ValidationError):
         dh.publish(x, method="MWEM", epsilon=1.0, rounds=0)
+
+
+@pytest.mark.parametrize("n", [1, 5])
+def test_noise_far_above_the_total_keeps_the_estimate_finite(n):
+    for seed in range(5):
+        rel = dh.publish(np.zeros(n, dtype=np.int64), method="MWEM", epsilon=0.001, rng=seed)
+        assert np.all(np.isfinite(rel.estimate)) and np.all(rel.estimate >= 0)
+
+
+def test_report_noisy_min_takes_huge_and_infinite_scores():
+    noise = noise_source(0)
+    scores = np.array([np.inf, 3.0, 1e30, -1e30 + 1])
+    picks = {report_noisy_min(scores, Fraction(1), Fraction(1), noise) for _ in range(50)}
+    assert picks == {3}

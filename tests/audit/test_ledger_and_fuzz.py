@@ -106,12 +106,15 @@ def test_every_float_parameter_in_the_unit_interval_is_a_known_share():
 
 def first_stage_spend(method: str, params: dict, charges) -> Fraction:
     """Epsilon charged by the blocks the share parameter pays for: every block with a
-    fixed share for ``ratio``, the initializer (``noisy_bins``) for ``gamma_in``."""
+    fixed share for ``ratio`` (or a lone block's selections), the initializer
+    (``noisy_bins``) for ``gamma_in``."""
     blocks = dh.get_method(method).pipeline(**params).blocks
     if share_parameter(method) == "gamma_in":
         paid = {"noisy_bins"}
     else:
         paid = {b.name for b in blocks if b.share is not REST}
+    if not paid:  # one block splitting its own budget (MWEM): the ratio pays its choices
+        return sum((c.epsilon for c in charges if str(c.primitive) == "noisy_min"), Fraction(0))
     return sum((c.epsilon for c in charges if c.block in paid), Fraction(0))
 
 

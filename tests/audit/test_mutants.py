@@ -24,8 +24,9 @@ import pytest
 
 import dphist as dh
 import dphist._kernel.view as kernel_view
-from dphist._kernel import BiasedSplit, GroupSums, Identity, IntervalSums
+from dphist._kernel import BiasedSplit, GroupSums, Identity, IntervalSums, WorstQuery
 from dphist._kernel.noise import GeneratorBits, NoiseSource, rational_scale
+from dphist._kernel.selection import report_noisy_min
 from dphist._numeric.segment import labels_from_starts, segment
 from dphist._numeric.tree import consistency, tree_layout
 from dphist.blocks import (
@@ -498,6 +499,31 @@ def _privtree_unbiased(correct: bool = False) -> Outcome:
     return from_audit(res)
 
 
+def _worst_query_half(correct: bool = False) -> Outcome:
+    """MWEM's worst-query choice run with sensitivity 1/2 (true: 1).
+
+    With both candidates' errors 4 on empty data, one record in bin 0 raises the error
+    of ``[0, 1)`` (answered -4) and lowers that of ``[0, 2)`` (answered 4) by 1: the
+    score gap moves by 2, which report noisy max at scale ``2/epsilon`` prices at
+    epsilon = 3 and the halved scale at 6. The audited output is the chosen query.
+    """
+    eps = Fraction(3)
+    selection = WorstQuery(np.array([0, 0]), np.array([1, 2]), np.array([-4.0, 4.0]))
+
+    def choice(x, generator):
+        noise = NoiseSource(GeneratorBits(generator))
+        if correct:
+            return np.array([selection.choose(x, eps, noise)])
+        prefix = np.concatenate(([0], np.cumsum(x)))
+        error = np.abs(prefix[selection.hi] - prefix[selection.lo] - selection.answers)
+        return np.array([report_noisy_min(-error, Fraction(1, 2), eps, noise)])
+
+    mech = audit.function_mechanism("worst query of 2", choice, epsilon=eps)
+    pairs = [pair(np.zeros(2, dtype=np.int64), 0, +1, "a record in both queries")]
+    res = audit.audit(mech, pairs, n_search=2000, n_confirm=20_000, seed=SEED)
+    return from_audit(res)
+
+
 ZOO = [
     Mutant("noise scale x0.5", "2", _scale_halved),
     Mutant("per-bin draws in a group (|g|=2)", "2", _copies),
@@ -510,6 +536,7 @@ ZOO = [
     Mutant("DAWA reference noise on S~", ">2.7", _dawa_reference),
     Mutant("AHP threshold on true counts (N2 pair)", "inf", _ahp_raw_threshold),
     Mutant("PrivTree split without the depth bias", "5.2", _privtree_unbiased),
+    Mutant("MWEM worst query: sensitivity 1/2", "2", _worst_query_half),
 ]
 
 CONTROLS = [

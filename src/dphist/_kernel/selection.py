@@ -33,7 +33,6 @@ import numpy as np
 from numba import njit
 
 from .._numeric.deviation import all_interval_deviations_rows
-from ..errors import InternalError
 from .budget import Primitive
 from .noise import NoiseSource, rational_scale
 
@@ -215,15 +214,18 @@ def _lattice(sensitivity: Fraction) -> Fraction:
     return step
 
 
+_CAP = float(2**61)
+
+
 def report_noisy_min(
     scores: np.ndarray, sensitivity: Fraction, epsilon: Fraction, noise: NoiseSource
 ) -> int:
     """Index of the smallest ``score + Laplace(2(D+g)/epsilon)`` (exact, on a lattice)."""
     g = _lattice(sensitivity)
     t, s = rational_scale(2 * (Fraction(sensitivity) + g), Fraction(epsilon) * g)
-    units = np.rint(np.asarray(scores, dtype=np.float64) / float(g))
-    if units.size and not np.abs(units).max() < 2.0**62:
-        raise InternalError("report noisy min: a score is too large for the lattice")
+    # Clamping is 1-Lipschitz, so it keeps the sensitivity; it keeps the sum in int64
+    # and maps an infinite score (a candidate never to be chosen) to the far end.
+    units = np.clip(np.rint(np.asarray(scores, dtype=np.float64) / float(g)), -_CAP, _CAP)
     noisy = units.astype(np.int64) + noise.discrete_laplace(t, s, len(scores))
     return int(np.argmin(noisy))
 

@@ -21,7 +21,13 @@ from .structure import (
     HierarchicalPartition,
     StructureFirstGrouping,
 )
-from .tree import FrontierRelease, Hierarchy, TreeCutAbsolute, TreeCutSquared
+from .tree import (
+    FrontierRelease,
+    Hierarchy,
+    OptimizedHierarchy,
+    TreeCutAbsolute,
+    TreeCutSquared,
+)
 from .wavelet import HaarCoefficients
 
 __all__ = [
@@ -44,6 +50,7 @@ __all__ = [
     "NoisyBins",
     "NoisyMeans",
     "NoisyTotal",
+    "OptimizedHierarchy",
     "Pipeline",
     "RelativeErrorGrouping",
     "SortByNoisy",

@@ -14,9 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from ..errors import ValidationError
+from .._kernel import as_fraction
+from ..errors import InputTypeError, ValidationError
 
-__all__ = ["AnyOf", "Constraint", "Interval", "Options", "check", "rules"]
+__all__ = ["AnyOf", "Constraint", "Interval", "Options", "Share", "check", "rules"]
 
 
 class Constraint:
@@ -73,6 +74,21 @@ class Interval(Constraint):
         if self.low is not None:
             return f"{what} >= {self.low:g}"
         return what if self.high is None else f"{what} <= {self.high:g}"
+
+
+@dataclass(frozen=True)
+class Share(Constraint):
+    """A share of a budget strictly between 0 and 1, read exactly as a decimal (a number
+    or a decimal string, as block shares are)."""
+
+    def accepts(self, value: object) -> bool:
+        try:
+            return 0 < as_fraction(value, name="share") < 1
+        except (ValidationError, InputTypeError, TypeError, ValueError):
+            return False
+
+    def describe(self) -> str:
+        return "a share in (0, 1)"
 
 
 @dataclass(frozen=True)

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 from numba import njit
 
-from .._kernel import GroupSums, IntervalSums, PrivateView, WorstQuery
+from .._kernel import GroupSums, IntervalSums, PrivateView, WorstQuery, as_fraction
 from .._numeric.tree import tree_layout
 from .base import Block, State
-from .constraints import Interval, Options, rules
+from .constraints import Interval, Options, Share, rules
 
 __all__ = ["MultiplicativeWeights"]
 
@@ -43,29 +42,29 @@ class MultiplicativeWeights(Block):
     spends = True
     constraints = rules(
         rounds=Interval(int, 1, 1000),
-        ratio=Interval(float, 0.01, 0.99),
+        ratio=Share(),
         replays=Interval(int, 1, 10_000),
         queries=Options(*QUERIES),
     )
     rounds: int = 10
-    ratio: float = 0.5
+    ratio: object = 0.5
     replays: int = 100
     queries: str = "prefix"
 
     def run(self, state: State, view: PrivateView | None) -> State:
         n = state.n
-        eps = view.remaining
-        ratio = Fraction(self.ratio).limit_denominator(1000)
-        choose_eps = eps * ratio / self.rounds
-        measure_eps = eps * (1 - ratio) / (self.rounds + 1)
         lo, hi = _candidates(n, self.queries)
+        rounds = min(self.rounds, lo.size)  # a chosen query leaves the pool
+        eps, ratio = view.remaining, as_fraction(self.ratio, name="ratio")
+        choose_eps = eps * ratio / rounds
+        measure_eps = eps * (1 - ratio) / (rounds + 1)
         total = view.measure(GroupSums(np.zeros(n, dtype=np.int64)), epsilon=measure_eps)
         total = max(float(total.values[0]), 1.0)
         cuts = np.array([0, n], dtype=np.int64)
         mass = np.array([total])
         measured_lo, measured_hi, values = [], [], []
         pool = np.ones(lo.size, dtype=bool)
-        for _ in range(min(self.rounds, lo.size)):
+        for _ in range(rounds):
             left = np.flatnonzero(pool)
             answers = _answers(cuts, mass, lo[left], hi[left])
             pick = int(
@@ -128,7 +127,9 @@ def _replay(mass, inside, values, total, passes):  # pragma: no cover - compiled
             for s in range(mass.shape[0]):
                 if inside[q, s]:
                     answer += mass[s]
-            factor = np.exp((values[q] - answer) / (2.0 * total))
+            # beyond e**300 the mass is all inside (or outside) the query already;
+            # the cap keeps the products finite when the noise dwarfs the total
+            factor = np.exp(min(max((values[q] - answer) / (2.0 * total), -300.0), 300.0))
             norm = 0.0
             for s in range(mass.shape[0]):
                 if inside[q, s]:

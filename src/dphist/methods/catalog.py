@@ -29,6 +29,7 @@ from ..blocks import (
     NoisyBins,
     NoisyMeans,
     NoisyTotal,
+    OptimizedHierarchy,
     Pipeline,
     RelativeErrorGrouping,
     SortByNoisy,
@@ -280,6 +281,19 @@ def s2_h(*, ratio: float = 0.25, fanout: int = 16, allocation: str = "uniform") 
 )
 def hb(*, allocation: str = "uniform") -> Pipeline:
     return Pipeline((Hierarchy(share=REST, fanout="hb", allocation=allocation),))
+
+
+@register(
+    "OPT-H",
+    summary="tree whose fan-out and per-level budgets minimise the workload's exact "
+    "expected error, least squares",
+    cite="McKenna et al. (HDMM), PVLDB 2018, §4, over the weighted trees of Hay et al. "
+    "2010 and Qardaji et al. 2013",
+    aliases=("opt-h", "opth"),
+    complexity="O(N log N)",
+)
+def opt_h(*, workload: str = "all") -> Pipeline:
+    return Pipeline((OptimizedHierarchy(share=REST, workload=workload),))
 
 
 @register(

@@ -1,0 +1,203 @@
+"""Workload-optimal weighted hierarchies: exact expected error and the best level budgets.
+
+HDMM's principle (McKenna, Miklau, Hay, Machanavajjhala, VLDB 2018, §4: choose the
+strategy that minimises the workload's expected squared error under least squares)
+applied to the family of ``b``-ary trees that measure every node of level ``l`` with a
+share ``w_l`` of epsilon. The family keeps the strategy implicit (``O(N)`` nodes, exact
+GLS by two passes, :func:`dphist._numeric.tree.consistency`) so ``N = 10**6`` works; its
+``H + 1`` shares and ``b`` are chosen by minimising the exact expected error.
+
+The error is computed on the complete tree over ``b**H >= N`` bins (the bins past ``N``
+padded, the workload restricted to the first ``N``). A unit of noise on a node ``u`` of
+level ``l`` moves the GLS leaf estimates by a step function that is constant on
+``u``'s subtree and on each ring "subtree of ``u``'s ``j``-th ancestor minus that of its
+``(j-1)``-th" (the tree's symmetry), so the expected error is
+``sum_u v_l f_u' G f_u`` with ``f_u`` a combination of ``l + 1`` nested interval
+indicators and ``G`` the workload's Gram matrix; ``1_I' G 1_J`` of nested intervals has
+a closed form, and summing it over the nodes of a level once per ``(b, H, N)`` leaves
+``O(H**3)`` work per evaluation of the objective.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from numba import njit
+from scipy.optimize import minimize
+
+from ..errors import ValidationError
+
+__all__ = ["WORKLOADS", "TreeDesign", "design_error", "optimal_design"]
+
+WORKLOADS = ("all", "prefix")
+
+# Fan-outs searched by :func:`optimal_design` (above 16 the optimum was never found on
+# N = 2**8 .. 2**20; below it every fan-out is tried).
+FANOUTS = tuple(range(2, 17))
+
+
+@dataclass(frozen=True)
+class TreeDesign:
+    """A fan-out, per-level budget shares (root first, summing to 1) and the expected
+    squared error per workload query at epsilon = 1 under Laplace noise."""
+
+    fanout: int
+    shares: tuple[float, ...]
+    error: float
+
+
+@lru_cache(maxsize=64)
+def pair_sums(fanout: int, height: int, n: int, workload: str) -> np.ndarray:
+    """``K[m, d]``: sum over the nodes ``w`` of level ``m`` of ``1_I(w)' G 1_I(a)``, ``a``
+    the ``d``-th ancestor of ``w`` (intervals clipped to the first ``n`` bins).
+    Time ``O(N H)`` for ``N`` bins, once per design problem (cached)."""
+    if workload not in WORKLOADS:
+        raise ValidationError(f"workload must be one of {WORKLOADS}, got {workload!r}")
+    return _pair_sums(fanout, height, n, workload == "prefix")
+
+
+@njit(cache=True)
+def _pair_sums(fanout, height, n, prefix):  # pragma: no cover - compiled
+    out = np.zeros((height + 1, height + 1))
+    for m in range(height + 1):
+        span = fanout ** (height - m)
+        for q in range(-(-n // span)):  # nodes that meet [0, n)
+            s, e = q * span, min((q + 1) * span, n)
+            p, big_span = q, span
+            for d in range(m + 1):
+                big_s, big_e = min(p * big_span, n), min((p + 1) * big_span, n)
+                out[m, d] += _nested(s, e, big_s, big_e, n, prefix)
+                p //= fanout
+                big_span *= fanout
+    return out
+
+
+@njit(cache=True)
+def _nested(s, e, big_s, big_e, n, prefix):  # pragma: no cover - compiled
+    """``1_I' G 1_J`` for nested intervals ``I = [s, e)`` inside ``J = [S, E)`` within
+    ``[0, n]``, ``G`` the Gram matrix of the ``n`` prefixes or of all ranges. With
+    ``P_k = |I ∩ [0, k)|`` and ``Q_k = |J ∩ [0, k)|`` (ramps), the prefixes give
+    ``sum_k P_k Q_k`` and all ranges ``(n + 1) sum_k P_k Q_k - sum_k P_k sum_k Q_k``."""
+    a, big_a, d = float(e - s), float(big_e - big_s), float(s - big_s)
+    t_a, t_big, t_in = a * (a + 1) / 2, big_a * (big_a + 1) / 2, (e - big_s) * (e - big_s + 1) / 2
+    cross = a * (a + 1) * (2 * a + 1) / 6 + d * t_a + a * (t_big - t_in) + a * big_a * (n - big_e)
+    if prefix:
+        return cross
+    return (n + 1) * cross - (t_a + a * (n - e)) * (t_big + big_a * (n - big_e))
+
+
+def _responses(fanout: int, v: np.ndarray) -> list[np.ndarray]:
+    """For each level ``l``, the coefficients ``alpha_j`` (``j = 0 .. l``) of the leaf
+    response to a unit of noise on a node of level ``l``: ``sum_j alpha_j 1[j-th
+    ancestor's subtree]`` (GLS on the complete tree; ``v`` the level variances)."""
+    height = v.size - 1
+    span = fanout ** np.arange(height, -1, -1, dtype=np.float64)
+    prec = np.where(np.isinf(v), 0.0, 1.0 / v)
+    s = np.empty(height + 1)
+    s[height] = v[height]
+    for m in range(height - 1, -1, -1):
+        s[m] = 1.0 / (prec[m] + 1.0 / (fanout * s[m + 1]))
+    out = []
+    for lev in range(height + 1):
+        dz = np.empty(lev + 1)
+        dz[0] = s[lev] * prec[lev]
+        for j in range(1, lev + 1):
+            dz[j] = dz[j - 1] * s[lev - j] / (fanout * s[lev - j + 1])
+        c = np.zeros(lev + 2)
+        f = dz[lev]
+        for j in range(lev, 0, -1):
+            r = (f - dz[j - 1]) / fanout
+            c[j] = r / span[lev - j + 1]
+            f = dz[j - 1] + r
+        c[0] = f / span[lev]
+        out.append(c[:-1] - c[1:])
+    return out
+
+
+def design_error(fanout: int, shares, n: int, workload: str = "all") -> float:
+    """Expected squared error per workload query, epsilon = 1 and Laplace noise
+    (variance ``2 / w_l**2`` on level ``l``), of the ``fanout``-ary tree over ``n`` bins
+    with level ``shares`` (root first; 0 leaves a level unmeasured, not the leaves)."""
+    shares = np.asarray(shares, dtype=np.float64)
+    height = _height(n, fanout)
+    if shares.shape != (height + 1,) or np.any(shares < 0) or not shares[-1] > 0:
+        raise ValidationError(f"shares must be {height + 1} non-negative numbers, leaves > 0")
+    v = np.full(shares.shape, np.inf)
+    np.divide(2.0, shares**2, out=v, where=shares > 0)
+    return _error(fanout, v, pair_sums(fanout, height, n, workload)) / _queries(n, workload)
+
+
+def _error(fanout: int, v: np.ndarray, k: np.ndarray) -> float:
+    total = 0.0
+    for lev, alpha in enumerate(_responses(fanout, v)):
+        if np.isinf(v[lev]):
+            continue
+        j = np.arange(lev + 1)
+        # S[l, j, j'] = b**j K[l - j, j' - j] for j <= j' (b**j nodes of level l per
+        # j-th ancestor); the form is symmetric in (j, j').
+        lo, hi = np.minimum.outer(j, j), np.maximum.outer(j, j)
+        s = fanout**lo * k[lev - lo, hi - lo]
+        total += v[lev] * float(alpha @ s @ alpha)
+    return total
+
+
+def _height(n: int, fanout: int) -> int:
+    h, span = 0, 1
+    while span < n:
+        span *= fanout
+        h += 1
+    return h
+
+
+def _queries(n: int, workload: str) -> int:
+    return n * (n + 1) // 2 if workload == "all" else n
+
+
+# Shares below this are set to 0 (the level is not measured) and the rest rescaled.
+_DROP = 1e-3
+
+
+@lru_cache(maxsize=64)
+def optimal_design(n: int, workload: str = "all") -> TreeDesign:
+    """The fan-out in :data:`FANOUTS` and level shares minimising :func:`design_error`.
+
+    Shares are a softmax of ``H + 1`` free parameters fitted by L-BFGS from uniform
+    shares; shares under ``1e-3`` become 0 (a level left out: the family then holds
+    trees of mixed fan-outs) and the uniform tree is kept when nothing beats it.
+    Depends on the public ``n`` and the workload only; cached.
+    """
+    if workload not in WORKLOADS:
+        raise ValidationError(f"workload must be one of {WORKLOADS}, got {workload!r}")
+    if n < 2:
+        return TreeDesign(2, (1.0,), 2.0)
+    best = None
+    for b in FANOUTS:
+        height = _height(n, b)
+        if b > 2 and _height(n, b - 1) == height:
+            continue  # the same height with more padded bins (Qardaji et al.'s argument)
+        for shares in (np.full(height + 1, 1.0 / (height + 1)), _fit(b, height, n, workload)):
+            err = design_error(b, shares, n, workload)
+            if best is None or err < best.error:
+                best = TreeDesign(b, tuple(float(x) for x in shares), err)
+    assert best is not None
+    return best
+
+
+def _fit(fanout: int, height: int, n: int, workload: str) -> np.ndarray:
+    k = pair_sums(fanout, height, n, workload)
+
+    def shares(theta: np.ndarray) -> np.ndarray:
+        w = np.exp(theta - theta.max())
+        return np.maximum(w / w.sum(), 1e-12)
+
+    res = minimize(
+        lambda t: math.log(_error(fanout, 2.0 / shares(t) ** 2, k)),
+        np.zeros(height + 1),
+        method="L-BFGS-B",
+    )
+    w = shares(res.x)
+    w[w < _DROP] = 0.0
+    return w / w.sum()
