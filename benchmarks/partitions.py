@@ -25,7 +25,7 @@ from dphist import datasets, metrics, synthetic
 from dphist.errors import DatasetUnavailableError
 from dphist.lab.bench import QUADRATIC, time_method, warm_up
 
-METHODS = ("identity", "HB", "S1", "S~", "DAWA", "S1+H", "PrivTree", "P-HP")
+METHODS = ("identity", "HB", "OPT-H", "S1", "S~", "DAWA", "S1+H", "PrivTree", "MWEM", "P-HP")
 SPARSE = ("nettrace", "nettrace_4096", "adult_capital_loss_4096", "md_salary_4096")
 DP_CORRECT = ("Identity", "HB", "Privelet", "H", "GreedyH", "PHP", "DPcube1D", "MWEM")
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "specs" / "reference-figures.md"

@@ -152,6 +152,21 @@ def test_fourier_basis_is_orthonormal():
         assert np.allclose(inverse_fourier(fourier_coefficients(x)), x)
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 8, 16, 24, 33])
+def test_fourier_l1_bound_covers_the_exact_sensitivity(n):
+    """Brute force: max over bins of the L1 norm of the first k rows of the basis."""
+    from dphist._kernel.operators import fourier_l1_bound
+    from dphist._kernel.selection import fourier_coefficients
+
+    phi = np.stack([fourier_coefficients(row) for row in np.eye(n)], axis=1)
+    exact = np.cumsum(np.abs(phi), axis=0).max(axis=1)  # exact[k-1] for the first k rows
+    for k in range(1, n + 1):
+        bound = fourier_l1_bound(n, k)
+        assert exact[k - 1] <= bound <= min(np.sqrt(k), k / np.sqrt(n) + 0.5 / np.sqrt(n)) + 1e-5
+        if k <= 3 and n % 8 == 0:
+            assert float(bound) == pytest.approx(exact[k - 1], abs=1e-5)  # attained
+
+
 def test_report_noisy_min_is_calibrated():
     """At scale 2D/eps the winner among two scores D apart follows the Laplace race."""
     from dphist._kernel.noise import noise_source

@@ -283,14 +283,34 @@ class WeightedIntervalSums(Query):
         return prefix[self.hi] - prefix[self.lo]
 
 
+def fourier_l1_bound(n: int, k: int) -> Fraction:
+    """A rational upper bound on ``max_j sum_{r<k} |phi_r(j)|`` for the first ``k`` rows
+    of the orthonormal real Fourier basis (see ``selection.fourier_coefficients``).
+
+    Row 0 and the alternating row give ``1/sqrt(N)`` each; a cosine-sine pair gives
+    ``sqrt(2/N) (|cos t| + |sin t|) <= 2/sqrt(N)``; a lone cosine ``sqrt(2/N)``. So the
+    bound is ``(1 + 2 pairs + sqrt(2) lone + alternating)/sqrt(N)``, ``k/sqrt(N)`` for odd
+    ``k``, attained for ``k <= 3`` when 8 divides N, and never above the L2 argument's
+    ``sqrt(k)``. Rounded up at the sixth decimal.
+    """
+    half = (n - 1) // 2
+    rest = k - 1
+    pairs, lone, alternating = min(rest, 2 * half) // 2, min(rest, 2 * half) % 2, rest > 2 * half
+    numerator = 1 + 2 * pairs + alternating + lone * Fraction(1414214, 10**6)  # >= sqrt 2
+    by_rows = numerator * 10**6 / math.isqrt(n * 10**12)  # floor(sqrt(N) 10**6) <= sqrt(N)
+    by_l2 = Fraction(math.isqrt(k * 10**12) + 1, 10**6)  # > sqrt(k)
+    return min(by_rows, by_l2)
+
+
 @dataclass(frozen=True, eq=False)
 class FourierCoefficients(Query):
     """The first ``k`` coefficients in the orthonormal real Fourier basis (EFPA).
 
-    Real-valued: release with ``PrivateView.measure_real``. One record moves the
-    coefficient vector by one column of an orthonormal matrix (L2 norm 1), so ``k``
-    coefficients move by at most ``sqrt(k)`` in L1 (the sensitivity, rounded up to a
-    rational) and at most ``k`` of them change.
+    Real-valued: release with ``PrivateView.measure_real``. One record in bin ``j``
+    moves coefficient ``r`` by ``phi_r(j)``, so the L1 sensitivity is
+    ``max_j sum_{r<k} |phi_r(j)|``, bounded by :func:`fourier_l1_bound` (``k/sqrt(N)``
+    for odd ``k``, far below the ``sqrt(k)`` of the L2 argument when ``k << N``); at
+    most ``k`` coefficients change.
     """
 
     n: int
@@ -308,8 +328,7 @@ class FourierCoefficients(Query):
 
     @property
     def sensitivity(self) -> Fraction:
-        root = math.isqrt(self.k * 10**12)  # floor(sqrt(k) * 10**6)
-        return Fraction(root + 1, 10**6)
+        return fourier_l1_bound(self.n, self.k)
 
     @property
     def changed(self) -> int:

@@ -145,9 +145,12 @@ class EFPASize(Selection):
     """EFPA's number ``K`` of kept Fourier coefficients (Acs et al. 2012), by
     report-noisy-min over ``K = 1, 3, 5, ...`` and ``N``.
 
-    Score ``||v[K:]||_2 + sqrt(2) K / noise_epsilon`` (discarded energy plus the
-    expected L2 norm of the noise on ``K`` coefficients). One record moves ``v`` by a
-    unit vector, so the data term has sensitivity 1.
+    Score ``||v[K:]||_2 + sqrt(2 K) D(K) / noise_epsilon``: the discarded energy plus
+    the (root mean square) L2 norm of the Laplace noise of scale ``D(K)/noise_epsilon``
+    on ``K`` coefficients, both in the units of ``v``. ``D(K) = K/sqrt(N)`` is the L1
+    sensitivity of ``K`` coefficients (``operators.fourier_l1_bound``; the paper's
+    ``sqrt(K)`` is the L2 argument, far looser when ``K << N``). One record moves ``v``
+    by a unit vector, so the data term has sensitivity 1.
     """
 
     noise_epsilon: Fraction
@@ -170,7 +173,8 @@ class EFPASize(Selection):
         candidates = np.unique(np.append(np.arange(1, n + 1, 2), n))
         v = fourier_coefficients(x)
         tail = np.sqrt(np.append(np.cumsum((v * v)[::-1])[::-1], 0.0))
-        scores = tail[candidates] + math.sqrt(2.0) * candidates / float(self.noise_epsilon)
+        noise_l1 = np.minimum(candidates / math.sqrt(n), np.sqrt(candidates))
+        scores = tail[candidates] + np.sqrt(2.0 * candidates) * noise_l1 / float(self.noise_epsilon)
         return int(candidates[report_noisy_min(scores, Fraction(1), epsilon, noise)])
 
 
