@@ -2,6 +2,7 @@
 
 Run: python benchmarks/partitions.py [--datasets a,b] [--epsilons 0.01,0.1,1]
          [--methods identity,HB,...] [--seeds 3] [--speed] [--reference PATH]
+     (``--datasets ''`` with ``--speed`` times the methods only)
 
 For each dataset and epsilon, the median over ``--seeds`` runs (``rng = 0..seeds-1``)
 of the all-range MSE (:func:`dphist.metrics.interval_mse`) of each method, then the
@@ -126,9 +127,8 @@ def main() -> None:
     args = parser.parse_args()
     methods = args.methods.split(",")
     epsilons = [float(e) for e in args.epsilons.split(",")]
-    accuracy(
-        args.datasets.split(","), epsilons, methods, args.seeds, reference_figures(args.reference)
-    )
+    names = [d for d in args.datasets.split(",") if d]  # --datasets "": timing only
+    accuracy(names, epsilons, methods, args.seeds, reference_figures(args.reference))
     if args.speed:
         speed(methods)
 

@@ -23,9 +23,9 @@ from ..session import publish
 
 __all__ = ["QUADRATIC", "Timing", "resolve_methods", "time_method", "time_methods", "warm_up"]
 
-#: Methods whose worst-case cost is quadratic in N or more (their registered complexity);
-#: benchmarks time them sparingly.
-QUADRATIC = frozenset({"S1", "O+S1", "S1+MM", "S1+PMM", "SF"})
+#: Methods whose worst-case cost with default settings is quadratic in N or more (their
+#: registered complexity); benchmarks time them sparingly.
+QUADRATIC = frozenset({"SF"})
 
 WARM_UP_BINS = 512
 

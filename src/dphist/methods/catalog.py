@@ -77,11 +77,12 @@ _KELLARIS = "Kellaris et al., PVLDB 2017"
 
 
 # Running time of each grouping step (AbsoluteErrorGrouping, SquaredErrorGrouping):
-# S1 samples each DP step's noisy minimum lazily over a tree of candidates (every
-# interval in the worst case, a few tree nodes per step in practice), S~ covers only
-# power-of-two lengths, S2 is an exact PELT segmentation (linear on structured data,
-# quadratic at worst) that needs O(N log N) on a sorted domain.
-_S1_TIME = "O(N^2 log N) worst case, about O(N log^2 N) typical (lazy sampling)"
+# With certified noise S1 and S~ split the binary tree top-down (O(N log N)); with
+# noise="coupled" S1 samples each DP step's noisy minimum lazily over every interval
+# (quadratic at worst) and S~ over power-of-two lengths. S2 is an exact PELT
+# segmentation (linear on structured data, quadratic at worst), O(N log N) on a
+# sorted domain.
+_S1_TIME = "O(N log N); O(N^2 log N) worst case with noise='coupled'"
 _GROUPING_TIME = {
     "S1": _S1_TIME,
     "S~": "O(N log^2 N)",
