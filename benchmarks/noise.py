@@ -1,4 +1,5 @@
-"""Throughput of the exact discrete Laplace sampler (secure and seeded modes).
+"""Throughput of the exact discrete Laplace and discrete Gaussian samplers (secure and
+seeded modes).
 
 Run: python benchmarks/noise.py [--n 1000000] [--repeats 5]
 Prints the median seconds per call for several noise scales.
@@ -12,6 +13,7 @@ import time
 from fractions import Fraction
 from functools import partial
 
+from dphist._kernel.gaussian import gaussian_parameters
 from dphist._kernel.noise import noise_source, rational_scale
 
 
@@ -39,6 +41,15 @@ def main() -> None:
             for src in (noise_source(None), noise_source(0))
         )
         print(f"{eps:>8} {t / s:>10.4g} {ts:>11.3f} {tg:>11.3f} {ts / tg:>6.2f}")
+    print(f"\ndiscrete Gaussian, {args.n:,} draws, median of {args.repeats}")
+    print(f"{'sigma^2':>8} {'secure (s)':>11} {'seeded (s)':>11} {'ratio':>6}")
+    for var in ("0.5", "10", "1000", "1000000"):
+        a, b = gaussian_parameters(Fraction(var))
+        ts, tg = (
+            median_seconds(partial(src.discrete_gaussian, a, b, args.n), args.repeats)
+            for src in (noise_source(None), noise_source(0))
+        )
+        print(f"{var:>8} {ts:>11.3f} {tg:>11.3f} {ts / tg:>6.2f}")
 
 
 if __name__ == "__main__":

@@ -145,41 +145,49 @@ def _discrete_laplace_fill(words, t, s, out, start):
     exceeded its integer headroom. Both failures are astronomically unlikely and are
     raised, never resampled, so no draw is ever discarded because of its value.
     """
-    one = np.uint64(1)
     pos = 0
     i = start
     n_words = words.shape[0]
     while i < out.shape[0]:
         if n_words - pos < _MARGIN:
             return i, pos
-        while True:
-            u, pos = uniform_below(words, pos, t)
-            accept, pos = bernoulli_exp_neg(words, pos, u, t)
-            if pos < 0:
-                return i, pos
-            if not accept:
-                continue
-            v = np.uint64(0)
-            while True:
-                success, pos = bernoulli_exp_neg(words, pos, one, one)
-                if pos < 0:
-                    return i, pos
-                if not success:
-                    break
-                v += one
-                if v > np.uint64(_MAX_LOOP):
-                    return i, -2
-            y = np.int64((u + t * v) // s)
-            if pos >= n_words:
-                return i, -1
-            negative = (words[pos] & one) == one
-            pos += 1
-            if negative and y == 0:
-                continue
-            out[i] = -y if negative else y
-            break
+        y, pos = dlap_draw(words, pos, t, s)
+        if pos < 0:
+            return i, pos
+        out[i] = y
         i += 1
     return i, pos
+
+
+@njit(cache=True)
+def dlap_draw(words, pos, t, s):
+    """One discrete Laplace draw of scale t/s (CKS20 Algorithm 2); pos < 0 on failure."""
+    one = np.uint64(1)
+    while True:
+        u, pos = uniform_below(words, pos, t)
+        accept, pos = bernoulli_exp_neg(words, pos, u, t)
+        if pos < 0:
+            return np.int64(0), pos
+        if not accept:
+            continue
+        v = np.uint64(0)
+        while True:
+            success, pos = bernoulli_exp_neg(words, pos, one, one)
+            if pos < 0:
+                return np.int64(0), pos
+            if not success:
+                break
+            v += one
+            if v > np.uint64(_MAX_LOOP):
+                return np.int64(0), -2
+        y = np.int64((u + t * v) // s)
+        if pos >= words.shape[0]:
+            return np.int64(0), -1
+        negative = (words[pos] & one) == one
+        pos += 1
+        if negative and y == 0:
+            continue
+        return (-y if negative else y), pos
 
 
 def discrete_laplace(bits: BitSource, t: int, s: int, size: int) -> np.ndarray:
@@ -290,6 +298,12 @@ class NoiseSource:
 
     def discrete_laplace(self, t: int, s: int, size: int) -> np.ndarray:
         return discrete_laplace(self.bits, t, s, size)
+
+    def discrete_gaussian(self, a: int, b: int, size: int) -> np.ndarray:
+        """Discrete Gaussian draws with ``sigma**2 = a/b`` (:mod:`dphist._kernel.gaussian`)."""
+        from .gaussian import discrete_gaussian
+
+        return discrete_gaussian(self.bits, a, b, size)
 
     def spawn(self) -> NoiseSource:
         """An independent source for one release (a child stream in seeded mode)."""

@@ -1,0 +1,147 @@
+"""Exact discrete Gaussian noise from integer arithmetic (for zero-concentrated DP).
+
+Canonne, Kamath and Steinke, "The Discrete Gaussian for Differential Privacy"
+(NeurIPS 2020), Algorithm 3: propose ``Y`` from the discrete Laplace of scale
+``t = floor(sigma) + 1`` and accept with probability
+``exp(-(|Y| - sigma**2/t)**2 / (2 sigma**2))``. With ``sigma**2 = a/b`` the exponent
+is ``U**2 / Q`` for the integers ``U = |Y| t b - a`` and ``Q = 2 a b t**2``; ``U**2``
+is held in 128 bits, its whole part is spent one ``Bernoulli(exp(-1))`` at a time and
+the remainder by ``Bernoulli(exp(-r/Q))`` (Algorithm 1). Only integer operations on
+uniform random words are used, so the output law is exactly
+``P(Y = y) proportional to exp(-y**2 / (2 sigma**2))`` given unbiased bits. The bit
+sources are those of :mod:`dphist._kernel.noise` (secure or seeded).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+from numba import njit
+
+from ..errors import InternalError, ValidationError
+from .noise import _MARGIN, _MAX_LOOP, BitSource, bernoulli_exp_neg, dlap_draw
+
+__all__ = ["discrete_gaussian", "discrete_gaussian_variance", "gaussian_parameters"]
+
+_MAX_Q = 1 << 56  # Q * k stays below 2**63 for the k < 128 of Algorithm 1
+
+
+def gaussian_parameters(sigma2: Fraction) -> tuple[int, int]:
+    """Integers ``(a, b)`` with ``a/b >= sigma2``, as close as the 64-bit sampler allows.
+
+    The exact ratio is used when ``Q = 2 a b t**2`` fits in 2**56 (variance 10 -> 10/1);
+    otherwise ``b`` is the largest power of two that fits, with ``a = ceil(sigma2 * b)``,
+    so the variance exceeds the requested one by less than ``1/b``. A variance whose
+    ``Q`` cannot fit even with ``b = 1`` (sigma above about 8,000) is refused.
+    """
+    sigma2 = Fraction(sigma2)
+    if sigma2 <= 0:
+        raise InternalError(f"a Gaussian variance must be positive; got {sigma2}")
+    if _q(sigma2.numerator, sigma2.denominator) < _MAX_Q:
+        return sigma2.numerator, sigma2.denominator
+    b = 1 << 62
+    while b >= 1:
+        a = -((-sigma2.numerator * b) // sigma2.denominator)  # ceil(sigma2 * b)
+        if _q(a, b) < _MAX_Q:
+            return a, b
+        b >>= 1
+    raise ValidationError(
+        f"a Gaussian noise variance of {float(sigma2):.3g} is beyond the exact sampler "
+        "(standard deviation above about 8,000): use a larger privacy budget"
+    )
+
+
+def _q(a: int, b: int) -> int:
+    t = math.isqrt(a // b) + 1
+    return 2 * a * b * t * t
+
+
+def discrete_gaussian_variance(a: int, b: int) -> float:
+    """Variance of the discrete Gaussian with ``sigma**2 = a/b`` (at most ``a/b``; CKS20
+    Prop. 19), summed over ``|y| <= 40 sigma + 40`` where the tail is below 1e-300."""
+    sigma2 = a / b
+    y = np.arange(1, int(40 * math.sqrt(sigma2)) + 41, dtype=np.float64)
+    w = np.exp(-(y * y) / (2.0 * sigma2))
+    return float(2.0 * np.sum(y * y * w) / (1.0 + 2.0 * np.sum(w)))
+
+
+def discrete_gaussian(bits: BitSource, a: int, b: int, size: int) -> np.ndarray:
+    """``size`` independent draws with ``P(y) proportional to exp(-y**2 b / (2 a))``."""
+    q = _q(a, b)
+    if not (a >= 1 and b >= 1 and q < _MAX_Q):
+        raise InternalError(f"discrete Gaussian parameters out of range: a={a}, b={b}")
+    t = math.isqrt(a // b) + 1
+    # |Y| t b must fit in 63 bits; a proposal beyond 2**62 / (t b) >= 2**33 / t has
+    # probability below exp(-2**33 / t**2), nil for every sigma the sampler accepts
+    max_y = np.uint64((1 << 62) // (t * b))
+    out = np.empty(size, dtype=np.int64)
+    done = 0
+    while done < size:
+        words = bits.words(30 * (size - done) + 2 * _MARGIN)
+        done, status = _fill(words, np.uint64(a), np.uint64(b), np.uint64(t), max_y, out, done)
+        if status < 0:
+            raise InternalError(
+                "discrete Gaussian sampler exceeded its random buffer or integer headroom"
+            )
+    return out
+
+
+@njit(cache=True)
+def _fill(words, a, b, t, max_y, out, start):  # pragma: no cover - compiled
+    """Fill ``out[start:]`` (Algorithm 3); status as in the discrete Laplace fill."""
+    one = np.uint64(1)
+    q = np.uint64(2) * a * b * t * t
+    pos = 0
+    i = start
+    while i < out.shape[0]:
+        if words.shape[0] - pos < _MARGIN:
+            return i, pos
+        while True:
+            y, pos = dlap_draw(words, pos, t, one)
+            if pos < 0:
+                return i, pos
+            m = np.uint64(abs(y))
+            if m > max_y:
+                return i, -2
+            u = m * t * b
+            u = u - a if u >= a else a - u
+            hi, lo = _square(u)
+            accept = True
+            k = 0
+            while hi > 0 or lo >= q:  # whole part of U**2/Q: one exp(-1) coin per unit
+                coin, pos = bernoulli_exp_neg(words, pos, one, one)
+                if pos < 0:
+                    return i, pos
+                if not coin:
+                    accept = False
+                    break
+                if lo < q:
+                    hi -= one
+                lo -= q  # wraps modulo 2**64 when it borrows
+                k += 1
+                if k > _MAX_LOOP:
+                    return i, -2
+            if accept:
+                accept, pos = bernoulli_exp_neg(words, pos, lo, q)
+                if pos < 0:
+                    return i, pos
+            if accept:
+                out[i] = y
+                break
+        i += 1
+    return i, pos
+
+
+@njit(cache=True)
+def _square(u):  # pragma: no cover - compiled
+    """``u * u`` as (high, low) 64-bit words, for ``u < 2**63``."""
+    mask = np.uint64(0xFFFFFFFF)
+    s32 = np.uint64(32)
+    u0, u1 = u & mask, u >> s32
+    p00, p01, p11 = u0 * u0, u0 * u1, u1 * u1
+    mid = (p00 >> s32) + ((p01 & mask) << np.uint64(1))
+    lo = (p00 & mask) | ((mid & mask) << s32)
+    hi = p11 + ((p01 >> s32) << np.uint64(1)) + (mid >> s32)
+    return hi, lo
