@@ -22,7 +22,7 @@ noise-free at the claimed epsilon, so the cut is where the exact values put it):
   keeps it apart from the zero run iff its noisy count reaches the cut (15 -> 16).
   Without a threshold the zeros' noise moves the cut both ways, so the ratio is a
   little below ``exp(0.9)``.
-* EFPA on two bins: report-noisy-min chooses K in {1, 2}; the pair (0, 4) -> (0, 5)
+* EFPA on two bins: report-noisy-min chooses K in {1, 2}; the pair (0, 5) -> (0, 6)
   is the noise-free switch from K = 1 to K = 2. EFPA's true loss on any two-bin pair
   is at most 0.68 at epsilon = 1 (docs/privacy.md), so its bound stays lower.
 
@@ -64,7 +64,7 @@ def sdahp_pair() -> audit.Neighbour:
 
 
 def efpa_pair() -> audit.Neighbour:
-    return boundary("EFPA", [0, 4], 1, 2)
+    return boundary("EFPA", [0, 5], 1, 2)
 
 
 def test_decision_pairs_sit_where_the_exact_decisions_switch():
@@ -76,8 +76,10 @@ def test_decision_pairs_sit_where_the_exact_decisions_switch():
     assert ahp_threshold_pair().x.tolist() == [0] * 7 + [12]
     # sDAHP (DP partition, AHP error, var_f = 2 / 0.1**2): 15 joins the zeros, 16 not.
     assert sdahp_pair().x.tolist() == [0] * 7 + [15]
-    # EFPA, two bins: K = 2 iff |x0 - x1| / sqrt 2 + 2 sqrt 2 > 4 sqrt 2, i.e. > 4.
-    assert efpa_pair().x.tolist() == [0, 4]
+    # EFPA, two bins, eps_c = 0.5: the noise terms are sqrt(2K) D(K) / eps_c with
+    # D(1) = 1/sqrt 2, D(2) = sqrt 2, so K = 2 iff |x0 - x1| / sqrt 2 + 2 > 4 sqrt 2,
+    # i.e. |x0 - x1| > 8 - 2 sqrt 2 = 5.17.
+    assert efpa_pair().x.tolist() == [0, 5]
     for p in (ahp_cluster_pair(), ahp_threshold_pair(), sdahp_pair(), efpa_pair()):
         assert p.sign == +1 and p.reason == "noise-free decision boundary"
 
