@@ -520,7 +520,7 @@ def _worst_query_half(correct: bool = False) -> Outcome:
 
     mech = audit.function_mechanism("worst query of 2", choice, epsilon=eps)
     pairs = [pair(np.zeros(2, dtype=np.int64), 0, +1, "a record in both queries")]
-    res = audit.audit(mech, pairs, n_search=2000, n_confirm=20_000, seed=SEED)
+    res = audit.audit(mech, pairs, n_search=1000, n_confirm=10_000, seed=SEED)
     return from_audit(res)
 
 

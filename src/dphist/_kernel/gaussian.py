@@ -21,11 +21,13 @@ import numpy as np
 from numba import njit
 
 from ..errors import InternalError, ValidationError
-from .noise import _MARGIN, _MAX_LOOP, BitSource, bernoulli_exp_neg, dlap_draw
+from .noise import BitSource, bernoulli_exp_neg, dlap_draw
 
 __all__ = ["discrete_gaussian", "discrete_gaussian_variance", "gaussian_parameters"]
 
 _MAX_Q = 1 << 56  # Q * k stays below 2**63 for the k < 128 of Algorithm 1
+_MAX_LOOP = 127  # exp(-1) coins in a row: probability exp(-127) of reaching it
+_MARGIN = 4096  # a draw starts only with this many unused words; one needs ~20
 
 
 def gaussian_parameters(sigma2: Fraction) -> tuple[int, int]:

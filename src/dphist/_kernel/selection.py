@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
@@ -210,6 +211,7 @@ class WorstQuery(Selection):
         return report_noisy_min(-error, Fraction(1), epsilon, noise)
 
 
+@lru_cache(maxsize=256)
 def _lattice(sensitivity: Fraction) -> Fraction:
     step = Fraction(1)
     target = Fraction(sensitivity) / (1 << 21)
