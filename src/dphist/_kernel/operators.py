@@ -53,6 +53,13 @@ class Query:
     def sensitivity(self) -> Fraction:
         raise NotImplementedError
 
+    @property
+    def sensitivity2(self) -> Fraction:
+        """Squared L2 sensitivity ``max over one record of ||q(x) - q(x')||_2**2``, exact
+        (the Gaussian mechanism's input). For answers that move by 0 or 1 it is the
+        number that move, the L1 sensitivity."""
+        raise NotImplementedError
+
     def apply(self, x: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
@@ -97,6 +104,10 @@ class Identity(Query):
     def sensitivity(self) -> Fraction:
         return Fraction(1)
 
+    @property
+    def sensitivity2(self) -> Fraction:
+        return Fraction(1)
+
     def apply(self, x: np.ndarray) -> np.ndarray:
         return np.array(x, dtype=np.int64, copy=True)
 
@@ -136,6 +147,10 @@ class GroupSums(Query):
     def sensitivity(self) -> Fraction:
         return Fraction(1)
 
+    @property
+    def sensitivity2(self) -> Fraction:
+        return Fraction(1)
+
     def apply(self, x: np.ndarray) -> np.ndarray:
         order = np.argsort(self.labels, kind="stable")
         starts = np.searchsorted(self.labels[order], np.arange(self.groups))
@@ -172,6 +187,10 @@ class IntervalSums(Query):
     @property
     def sensitivity(self) -> Fraction:
         return Fraction(int(_coverage(self.n, self.lo, self.hi).max()))
+
+    @property
+    def sensitivity2(self) -> Fraction:
+        return self.sensitivity  # each covering answer moves by exactly 1
 
     def apply(self, x: np.ndarray) -> np.ndarray:
         prefix = _prefix(x)
@@ -231,6 +250,10 @@ class SignedIntervalSums(Query):
     def sensitivity(self) -> Fraction:
         return Fraction(int(_coverage(self.n, self.lo, self.hi).max()))
 
+    @property
+    def sensitivity2(self) -> Fraction:
+        return self.sensitivity  # each covering coefficient moves by exactly 1
+
     def apply(self, x: np.ndarray) -> np.ndarray:
         prefix = _prefix(x)
         return 2 * prefix[self.mid] - prefix[self.lo] - prefix[self.hi]
@@ -268,19 +291,30 @@ class WeightedIntervalSums(Query):
 
     @property
     def sensitivity(self) -> Fraction:
-        events: dict[int, Fraction] = {}
-        for a, b, w in zip(self.lo.tolist(), self.hi.tolist(), self.weights, strict=True):
-            events[a] = events.get(a, Fraction(0)) + w
-            events[b] = events.get(b, Fraction(0)) - w
-        best = running = Fraction(0)
-        for pos in sorted(events):
-            running += events[pos]
-            best = max(best, running)
-        return best
+        return _max_weighted_coverage(self.lo, self.hi, self.weights)
+
+    @property
+    def sensitivity2(self) -> Fraction:
+        """``max_i sum_{q covers i} w_q**2``: the weighted answers covering a bin move by
+        their weights."""
+        return _max_weighted_coverage(self.lo, self.hi, tuple(w * w for w in self.weights))
 
     def apply(self, x: np.ndarray) -> np.ndarray:
         prefix = _prefix(x)
         return prefix[self.hi] - prefix[self.lo]
+
+
+def _max_weighted_coverage(lo: np.ndarray, hi: np.ndarray, weights: tuple) -> Fraction:
+    """``max_i sum_{q: lo_q <= i < hi_q} weights_q``, exactly (a sweep over endpoints)."""
+    events: dict[int, Fraction] = {}
+    for a, b, w in zip(lo.tolist(), hi.tolist(), weights, strict=True):
+        events[a] = events.get(a, Fraction(0)) + w
+        events[b] = events.get(b, Fraction(0)) - w
+    best = running = Fraction(0)
+    for pos in sorted(events):
+        running += events[pos]
+        best = max(best, running)
+    return best
 
 
 def fourier_l1_bound(n: int, k: int) -> Fraction:
@@ -329,6 +363,14 @@ class FourierCoefficients(Query):
     @property
     def sensitivity(self) -> Fraction:
         return fourier_l1_bound(self.n, self.k)
+
+    @property
+    def sensitivity2(self) -> Fraction:
+        """``max_j sum_{r<k} phi_r(j)**2``: 1/N for row 0 and the alternating row, 2/N for
+        a cosine-sine pair (cos**2 + sin**2 = 1), at most 2/N for a lone cosine, so
+        ``(k + lone)/N`` (``k/N`` for odd ``k``), never above 1."""
+        rest = min(self.k - 1, 2 * ((self.n - 1) // 2))
+        return min(Fraction(1), Fraction(self.k + rest % 2, self.n))
 
     @property
     def changed(self) -> int:
