@@ -157,6 +157,7 @@ class Primitive(StrEnum):
     """
 
     DISCRETE_LAPLACE = "discrete_laplace"
+    DISCRETE_GAUSSIAN = "discrete_gaussian"
     LATTICE_LAPLACE = "lattice_laplace"
     NOISY_PARTITION = "noisy_partition"
     NOISY_MIN = "noisy_min"
@@ -165,7 +166,11 @@ class Primitive(StrEnum):
     @property
     def measures(self) -> bool:
         """True for a measurement, False for a selection."""
-        return self in (Primitive.DISCRETE_LAPLACE, Primitive.LATTICE_LAPLACE)
+        return self in (
+            Primitive.DISCRETE_LAPLACE,
+            Primitive.DISCRETE_GAUSSIAN,
+            Primitive.LATTICE_LAPLACE,
+        )
 
 
 @dataclass(frozen=True)
@@ -175,7 +180,10 @@ class Charge:
     ``scale`` is the noise scale actually used, an exact rational at least
     ``sensitivity / epsilon``; ``size`` is the number of noisy values released.
     ``certified`` is False only for reference-mode primitives that reproduce a
-    published noise scale known not to give epsilon-DP.
+    published noise scale known not to give epsilon-DP. Under zero-concentrated DP
+    (``unit="rho"``) ``epsilon`` holds the charge's rho; for the discrete Gaussian
+    ``sensitivity`` is the squared L2 sensitivity and ``scale`` the variance, with
+    ``rho >= sensitivity / (2 scale)``.
     """
 
     block: str
@@ -186,6 +194,7 @@ class Charge:
     size: int
     query: str
     certified: bool = True
+    unit: str = "epsilon"
 
     def to_dict(self) -> dict[str, object]:
         """JSON-safe form; exact rationals are kept as strings beside a float."""
@@ -199,6 +208,7 @@ class Charge:
             "size": self.size,
             "query": self.query,
             "certified": self.certified,
+            "unit": self.unit,
         }
 
 

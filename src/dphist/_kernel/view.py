@@ -30,11 +30,18 @@ import numpy as np
 from ..errors import CompositionError, InternalError
 from .budget import Accountant, Charge, Primitive, as_fraction, resolve_shares
 from .data import ProtectedCounts
+from .gaussian import discrete_gaussian_variance, gaussian_parameters
 from .noise import NoiseSource, discrete_laplace_variance, lattice_parameters, rational_scale
 from .operators import Query
 from .selection import Selection
+from .zcdp import pure_epsilon_within
 
-__all__ = ["Measurement", "PrivateView", "run_pipeline"]
+__all__ = ["DEFINITIONS", "Measurement", "PrivateView", "run_pipeline"]
+
+#: Privacy definitions a view can run under: pure epsilon-DP, or rho-zCDP where the
+#: budget is a rho, measurements add discrete Gaussian noise and selections run as
+#: pure epsilon steps of cost epsilon**2 / 2.
+DEFINITIONS = ("pure", "zcdp")
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,7 +49,8 @@ class Measurement:
     """Noisy answers to one query; ``variance`` is the noise variance of each answer.
 
     ``variance`` is one number when every answer has the same noise, else an array.
-    ``scale`` is the noise scale of an unweighted answer.
+    ``scale`` is the noise scale of an unweighted answer. Under zCDP ``epsilon`` holds
+    the rho spent and ``scale`` the Gaussian variance of an unweighted answer.
     """
 
     values: np.ndarray
@@ -58,14 +66,25 @@ class Measurement:
 class PrivateView:
     """A block's handle on the protected counts, charged against its budget slice."""
 
-    __slots__ = ("_budget", "_data", "_k", "_noise", "_open", "block")
+    __slots__ = ("_budget", "_data", "_k", "_noise", "_open", "_zcdp", "block")
 
-    def __init__(self, data: ProtectedCounts, budget: Accountant, noise: NoiseSource, block: str):
+    def __init__(
+        self,
+        data: ProtectedCounts,
+        budget: Accountant,
+        noise: NoiseSource,
+        block: str,
+        *,
+        definition: str = "pure",
+    ):
+        if definition not in DEFINITIONS:
+            raise InternalError(f"unknown privacy definition {definition!r}")
         self._data = data
         self._budget = budget
         self._noise = noise
         self._open = True
         self._k = data.max_records  # records per privacy unit: every sensitivity times K
+        self._zcdp = definition == "zcdp"  # the budget is a rho, measurements are Gaussian
         self.block = block
 
     def __repr__(self) -> str:
@@ -107,6 +126,8 @@ class PrivateView:
         """
         eps = self._epsilon(epsilon)
         self._check(query)
+        if self._zcdp:
+            return self._measure_gaussian(query, eps)
         sensitivity = query.sensitivity * self._k
         weights = getattr(query, "weights", None)
         if weights is None:
@@ -138,6 +159,45 @@ class PrivateView:
             variance = float(variance[0])
         return Measurement(noisy, query, eps, Fraction(t, s), variance)
 
+    def _measure_gaussian(self, query: Query, rho: Fraction) -> Measurement:
+        """Zero-concentrated DP: exact discrete Gaussian noise of variance
+        ``sigma**2 = D2 / (2 rho)`` (rounded up), ``D2 = K**2`` times the query's squared
+        L2 sensitivity; rho-zCDP (Canonne, Kamath, Steinke 2020, Theorem 14). A weighted
+        answer ``q`` gets variance ``sigma**2 / w_q**2``: the Gaussian mechanism on the
+        weighted answers, rescaled."""
+        d2 = query.sensitivity2 * self._k**2
+        sigma2 = d2 / (2 * rho)
+        a, b = gaussian_parameters(sigma2)
+        weights = getattr(query, "weights", None)
+        if weights is None:
+            plan = [(slice(None), (a, b))]
+        else:
+            w_arr = np.array(weights, dtype=object)
+            plan = [
+                (np.flatnonzero(w_arr == w), gaussian_parameters(sigma2 / (w * w)))
+                for w in sorted(set(weights))
+            ]
+        self._budget.charge(
+            Charge(
+                self.block,
+                Primitive.DISCRETE_GAUSSIAN,
+                rho,
+                d2,
+                Fraction(a, b),
+                query.size,
+                query.describe(),
+                unit="rho",
+            )
+        )
+        noisy = query.apply(self._data._read())
+        variance = np.empty(query.size)
+        for idx, (ai, bi) in plan:
+            noisy[idx] += self._noise.discrete_gaussian(ai, bi, variance[idx].size)
+            variance[idx] = discrete_gaussian_variance(ai, bi)
+        if weights is None:
+            variance = float(variance[0])
+        return Measurement(noisy, query, rho, Fraction(a, b), variance)
+
     def measure_real(self, query: Query, *, epsilon: object = None) -> Measurement:
         """Release a real-valued statistic by the lattice Laplace mechanism.
 
@@ -147,6 +207,11 @@ class PrivateView:
         """
         eps = self._epsilon(epsilon)
         self._check(query)
+        if self._zcdp:
+            raise CompositionError(
+                f"block {self.block!r} releases a real-valued statistic, which has no "
+                "zero-concentrated DP primitive yet; use a pure epsilon budget"
+            )
         changed = min(query.changed * self._k, query.size)
         g, sensitivity, t, s = lattice_parameters(query.sensitivity * self._k, eps, changed)
         scale = g * Fraction(t, s)
@@ -177,7 +242,9 @@ class PrivateView:
         if not isinstance(selection, Selection):
             raise InternalError(f"block {self.block!r} passed a non-selection")
         charged = self._epsilon(epsilon)
-        eps = charged / self._k  # group privacy: one unit moves up to K records
+        # under zCDP a pure epsilon step costs epsilon**2 / 2 (Bun and Steinke 2016)
+        pure = pure_epsilon_within(charged) if self._zcdp else charged
+        eps = pure / self._k  # group privacy: one unit moves up to K records
         n = self.n
         chosen = selection.for_unit(self._k)
         self._budget.charge(
@@ -190,6 +257,7 @@ class PrivateView:
                 chosen.released(n),
                 chosen.describe(n),
                 chosen.certified,
+                "rho" if self._zcdp else "epsilon",
             )
         )
         return chosen.choose(self._data._read(), eps, self._noise)
@@ -215,12 +283,14 @@ def run_pipeline(
     epsilon: Fraction,
     budget: Accountant,
     noise: NoiseSource,
+    definition: str = "pure",
 ) -> tuple[Any, dict[str, float]]:
     """Run ``blocks`` in order; each spends at most its share of ``epsilon``.
 
     All shares are resolved (and may fail) before any block runs; ``start(plan)``
     builds the initial state from the public per-block budgets. A block with share
     zero gets ``view=None``. Returns the final state and seconds spent per block.
+    Under ``definition="zcdp"`` the budget and the shares are amounts of rho.
     """
     names = [b.name for b in blocks]
     if len(set(names)) != len(names):
@@ -232,7 +302,13 @@ def run_pipeline(
         eps = plan[block.name]
         view = None
         if eps > 0:
-            view = PrivateView(data, budget.child(eps, label=block.name), noise, block.name)
+            view = PrivateView(
+                data,
+                budget.child(eps, label=block.name),
+                noise,
+                block.name,
+                definition=definition,
+            )
         start = time.perf_counter()
         try:
             state = block.run(state, view)

@@ -57,11 +57,13 @@ def run(
     epsilon: Fraction,
     budget: Accountant,
     noise: NoiseSource,
+    definition: str = "pure",
 ) -> Outcome:
     """Run ``method`` (a :class:`~dphist.blocks.Pipeline` or its blocks) on ``data``.
 
     ``budget`` is the accountant the run charges (a release's child of a session, say);
-    ``epsilon`` is the method's total, split by its blocks' shares before any read.
+    ``epsilon`` is the method's total, split by its blocks' shares before any read;
+    under ``definition="zcdp"`` it is a rho (see ``dphist._kernel.view``).
     """
     blocks = method.blocks if isinstance(method, Pipeline) else tuple(method)
     n = data.n
@@ -72,6 +74,7 @@ def run(
         epsilon=epsilon,
         budget=budget,
         noise=noise,
+        definition=definition,
     )
     if state.estimate is None or state.estimate.shape != (n,):
         raise InternalError(f"the method produced no estimate of {n} bins")

@@ -1,0 +1,104 @@
+"""The kernel under zero-concentrated DP: discrete Gaussian measurements charged in rho,
+selections as pure steps of cost epsilon**2 / 2, and linear methods' variances."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from dphist._kernel import (
+    Accountant,
+    GroupSums,
+    Identity,
+    IntervalSums,
+    PrivateView,
+    noise_source,
+    protect,
+)
+from dphist._kernel.gaussian import discrete_gaussian_variance
+from dphist._kernel.operators import FourierCoefficients, WeightedIntervalSums
+from dphist._kernel.selection import WorstQuery
+from dphist._kernel.zcdp import pure_epsilon_within
+from dphist.errors import BudgetExceededError, CompositionError
+from dphist.methods import get_method
+from dphist.methods.run import run
+
+
+def zcdp_view(x, rho, seed=0, max_records=1):
+    data = protect(np.asarray(x), max_records=max_records)
+    budget = Accountant(Fraction(rho), label="test")
+    return PrivateView(data, budget, noise_source(seed), "block", definition="zcdp"), budget
+
+
+def test_identity_gets_gaussian_noise_of_variance_one_over_two_rho():
+    x = np.zeros(20_000, dtype=np.int64)
+    view, budget = zcdp_view(x, Fraction(1, 8))
+    m = view.measure(Identity(x.size))
+    (charge,) = budget.ledger
+    assert (charge.primitive, charge.unit, charge.epsilon) == ("discrete_gaussian", "rho", 0.125)
+    assert charge.sensitivity == 1 and charge.scale == 4  # sigma**2 = 1 / (2 rho)
+    assert m.variance == pytest.approx(discrete_gaussian_variance(4, 1))
+    assert np.var(m.values) == pytest.approx(4.0, rel=0.05)
+    assert set(np.unique(m.values)) <= set(range(-40, 41))  # integers, light tails
+
+
+def test_overlapping_intervals_pay_their_l2_sensitivity():
+    n = 16  # a three-level binary tree over 4 leaves of 4 bins: coverage 3
+    lo = np.array([0, 0, 8, 0, 4, 8, 12])
+    hi = np.array([16, 8, 16, 4, 8, 12, 16])
+    view, budget = zcdp_view(np.zeros(n, dtype=np.int64), Fraction(3, 2))
+    view.measure(IntervalSums(n, lo, hi))
+    (charge,) = budget.ledger
+    assert charge.sensitivity == 3 and charge.scale == 1  # 3 / (2 * 3/2)
+    assert budget.remaining == 0
+
+
+def test_weighted_answers_and_privacy_units_scale_the_variance():
+    n = 8
+    q = WeightedIntervalSums(n, np.array([0, 0]), np.array([8, 4]), (Fraction(1, 2), 1))
+    view, budget = zcdp_view(np.zeros(n, dtype=np.int64), Fraction(1), max_records=2)
+    m = view.measure(q)
+    # D2 = K**2 (1/4 + 1) = 5; sigma**2 = 5/2; the weight-1/2 answer gets 4 sigma**2
+    assert budget.ledger[0].sensitivity == 5
+    assert m.variance[0] == pytest.approx(discrete_gaussian_variance(10, 1))
+    assert m.variance[1] == pytest.approx(discrete_gaussian_variance(5, 2))
+
+
+def test_selection_runs_at_the_pure_epsilon_its_rho_buys():
+    x = np.array([0, 10, 0, 0, 30, 0], dtype=np.int64)
+    view, budget = zcdp_view(x, Fraction(1, 2))
+    sel = WorstQuery(np.zeros(6, dtype=np.int64), np.arange(1, 7), np.arange(6, 37, 6.0))
+    view.select(sel, epsilon=Fraction(1, 8))
+    (charge,) = budget.ledger
+    assert charge.unit == "rho" and charge.epsilon == Fraction(1, 8)
+    assert charge.scale == sel.scale(6, pure_epsilon_within(Fraction(1, 8)))  # epsilon 1/2
+
+
+def test_over_budget_and_real_valued_statistics_are_refused_before_reading():
+    view, budget = zcdp_view(np.arange(8), Fraction(1, 10))
+    with pytest.raises(BudgetExceededError):
+        view.measure(GroupSums(np.zeros(8, dtype=np.int64)), epsilon=Fraction(1, 5))
+    with pytest.raises(CompositionError):
+        view.measure_real(FourierCoefficients(8, 3))
+    assert budget.ledger == ()
+
+
+@pytest.mark.parametrize("method", ["identity", "H", "HB", "OPT-H"])
+def test_linear_methods_report_their_variance_under_zcdp(method):
+    """Monte Carlo over 400 runs on empty data against the reported per-bin variance."""
+    n, rho, runs = 64, Fraction(1, 2), 400
+    data = protect(np.zeros(n, dtype=np.int64))
+    pipeline = get_method(method).pipeline()
+    errors, reported = [], None
+    for seed in range(runs):
+        budget = Accountant(rho, label="release")
+        out = run(
+            pipeline, data, epsilon=rho, budget=budget, noise=noise_source(seed), definition="zcdp"
+        )
+        assert budget.spent == rho and {c.unit for c in out.ledger} == {"rho"}
+        errors.append(out.estimate)
+        reported = out.variance
+    empirical = np.var(np.array(errors), axis=0).mean()
+    assert empirical == pytest.approx(float(np.mean(reported)), rel=0.1)
