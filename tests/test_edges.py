@@ -158,8 +158,8 @@ def test_audit_flags_a_kernel_that_ignores_the_unit_bound(monkeypatch):
     k = 3
     real = view.PrivateView.__init__
 
-    def ignoring(self, data, budget, noise, block):
-        real(self, data, budget, noise, block)
+    def ignoring(self, data, budget, noise, block, **kwargs):
+        real(self, data, budget, noise, block, **kwargs)
         self._k = 1
 
     monkeypatch.setattr(view.PrivateView, "__init__", ignoring)

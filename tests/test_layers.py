@@ -28,8 +28,9 @@ ALLOWED: dict[str, set[str]] = {
     "workloads": {"errors"},
     "methods": {"errors", "_kernel", "_numeric", "blocks", "workloads"},
     "guarantee": {"errors", "_kernel"},
+    "definitions": {"errors", "_kernel"},
     "release": {"errors", "_kernel"},
-    "session": {"errors", "_kernel", "methods", "guarantee", "release"},
+    "session": {"errors", "_kernel", "methods", "guarantee", "release", "definitions"},
     "groupsize": {"errors", "_kernel", "_numeric", "guarantee"},
     "ingest": {"errors", "_kernel", "groupsize"},
     "records": {"errors", "_kernel", "ingest", "methods", "release", "session"},
@@ -48,8 +49,8 @@ ALLOWED: dict[str, set[str]] = {
         "datasets", "synthetic", "metrics", "workloads", "groupsize", "plot", "__init__",
     },
     "__init__": {
-        "errors", "_kernel", "datasets", "export", "groupsize", "ingest", "methods", "metrics",
-        "records", "release", "session", "synthetic", "workloads",
+        "errors", "_kernel", "datasets", "definitions", "export", "groupsize", "ingest",
+        "methods", "metrics", "records", "release", "session", "synthetic", "workloads",
     },
     "__main__": {"cli"},
 }

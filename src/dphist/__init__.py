@@ -8,11 +8,12 @@ True
 
 from . import datasets, errors, export, groupsize, ingest, methods, metrics, synthetic, workloads
 from ._kernel import REST
+from .definitions import PureDP, zCDP
 from .errors import BudgetExceededError, DphistError, UnknownMethodError
 from .methods import MethodInfo, get_method, list_methods
 from .records import histogram
 from .release import Release
-from .session import Session, publish
+from .session import Session, publish, zcdp_methods
 
 __version__ = "0.1.0"
 
@@ -21,6 +22,7 @@ __all__ = [
     "BudgetExceededError",
     "DphistError",
     "MethodInfo",
+    "PureDP",
     "Release",
     "Session",
     "UnknownMethodError",
@@ -37,4 +39,6 @@ __all__ = [
     "publish",
     "synthetic",
     "workloads",
+    "zCDP",
+    "zcdp_methods",
 ]

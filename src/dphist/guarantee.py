@@ -15,6 +15,7 @@ __all__ = [
     "SECURE",
     "SEEDED",
     "UNCERTIFIED",
+    "ZCDP_SECURE",
     "group_guarantee",
     "histogram_guarantee",
     "unit_terms",
@@ -32,6 +33,12 @@ UNCERTIFIED = (
 SEEDED = (
     "none: seeded noise is a reproducible simulation for experiments; anyone who knows the "
     "seed can remove it"
+)
+ZCDP_SECURE = (
+    "rho-zCDP (zero-concentrated DP) for add/remove-one-record neighbours, with rho as in "
+    "the ledger, hence (epsilon, delta)-DP for every delta (Release.epsilon_at): exact "
+    "discrete Gaussian noise on integer statistics, random bits from the operating system's "
+    "CSPRNG (timing side channels and code in the same process are not covered)"
 )
 GROUPS_SECURE = (
     "epsilon-DP for neighbours that add or remove one entity (the hierarchy and the "
@@ -64,16 +71,19 @@ def _for_unit(text: str, one: str, unit: str, max_records: int, what: str) -> st
     )
 
 
-def histogram_guarantee(private: bool, certified: bool, unit: str, max_records: int) -> str:
-    """The guarantee of a histogram release."""
+def histogram_guarantee(
+    private: bool, certified: bool, unit: str, max_records: int, definition: str = "pure"
+) -> str:
+    """The guarantee of a histogram release (``definition``: "pure" or "zcdp")."""
     if not private:
         return SEEDED
     if not certified:
         return UNCERTIFIED
+    text = ZCDP_SECURE if definition == "zcdp" else SECURE
     if unit == "record" and max_records == 1:
-        return SECURE
+        return text
     return _for_unit(
-        SECURE, "add/remove-one-record neighbours", unit, max_records,
+        text, "add/remove-one-record neighbours", unit, max_records,
         "add/remove-one-unit neighbours",
     )  # fmt: skip
 

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ._kernel import Charge
+from ._kernel.zcdp import approx_dp_epsilon
 from .errors import InputTypeError, WorkloadError
 
 __all__ = ["Release", "json_default", "json_value"]
@@ -41,7 +42,8 @@ class Release:
         Estimated counts in the original bin order (read-only).
     method, params : the registered method name and the settings used.
     epsilon : Fraction
-        Budget granted to this release; ``ledger`` sums to at most this exactly.
+        Budget granted to this release; ``ledger`` sums to at most this exactly. Under
+        zero-concentrated DP (``definition == "zcdp"``) it is the release's rho.
     ledger : tuple of Charge
         Every noisy measurement: block, primitive, epsilon, sensitivity, scale.
     private : bool
@@ -73,6 +75,7 @@ class Release:
     timings: Mapping[str, float] = field(default_factory=dict)
     privacy_unit: str = "record"
     max_records: int = 1
+    definition: str = "pure"
 
     def __post_init__(self) -> None:
         est = np.array(self.estimate, dtype=np.float64)
@@ -133,6 +136,14 @@ class Release:
             )
         return workload.answers(self._prefix)
 
+    def epsilon_at(self, delta: float) -> float:
+        """The epsilon of the (epsilon, delta)-DP this release implies: its epsilon under
+        pure DP; under zCDP the tight conversion of its rho (Canonne, Kamath, Steinke
+        2020, Corollary 13)."""
+        if self.definition == "zcdp":
+            return approx_dp_epsilon(float(self.epsilon), delta)
+        return float(self.epsilon)
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe description: estimate, ledger, guarantee (no seeds, no true data,
         no run times)."""
@@ -142,6 +153,7 @@ class Release:
             "epsilon": float(self.epsilon),
             "epsilon_exact": str(self.epsilon),
             "spent_exact": str(self.spent),
+            "definition": self.definition,
             "private": self.private,
             "guarantee": self.guarantee,
             "privacy_unit": self.privacy_unit,
@@ -159,7 +171,8 @@ class Release:
     def __repr__(self) -> str:
         mode = "private" if self.private else "NOT PRIVATE (seeded)"
         return (
-            f"Release(method={self.method!r}, n={self.n}, epsilon={float(self.epsilon):g}, "
+            f"Release(method={self.method!r}, n={self.n}, "
+            f"{'rho' if self.definition == 'zcdp' else 'epsilon'}={float(self.epsilon):g}, "
             f"charges={len(self.ledger)}, {mode})"
         )
 

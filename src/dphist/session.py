@@ -27,14 +27,15 @@ from ._kernel import (
     protect,
     validate_epsilon,
 )
+from .definitions import PureDP, budget_of, zCDP
 from .errors import PrivacyError, ValidationError
 from .guarantee import histogram_guarantee, unit_terms
-from .methods import get_method
+from .methods import get_method, list_methods
 from .methods.advisor import choose
 from .methods.run import run
 from .release import Release
 
-__all__ = ["Session", "publish"]
+__all__ = ["Session", "publish", "zcdp_methods"]
 
 
 class Session:
@@ -46,6 +47,10 @@ class Session:
         The true histogram (bins in their public order). It is validated and copied.
     epsilon : float, int, Fraction, Decimal or decimal string
         Total budget of the session, read exactly as written (0.1 means 1/10).
+    budget : dh.PureDP(epsilon) or dh.zCDP(rho), instead of ``epsilon``
+        ``dh.zCDP(rho)`` runs the session under zero-concentrated DP: releases spend
+        ``rho=`` and measure with discrete Gaussian noise (the methods whose every
+        step has a Gaussian form: :func:`zcdp_methods`).
     rng : None, int or numpy.random.Generator
         None for secure noise; a seed or Generator for reproducible, non-private runs.
     privacy_unit, max_records : str or None, int
@@ -69,16 +74,17 @@ class Session:
         self,
         counts: object,
         *,
-        epsilon: object,
+        epsilon: object = None,
+        budget: object = None,
         rng: object = None,
         privacy_unit: str | None = None,
         max_records: int = 1,
     ):
-        cap = validate_epsilon(epsilon)
+        self._budget = budget_of(epsilon, budget)
         noise = noise_source(rng)
         self._unit, k = unit_terms(privacy_unit, max_records)
         self._data = protect(counts, max_records=k)
-        self._accountant = Accountant(cap, label="session")
+        self._accountant = Accountant(self._budget.amount, label="session")
         self._noise = noise
         self._closed = False
 
@@ -107,8 +113,16 @@ class Session:
     def private(self) -> bool:
         return self._noise.private
 
-    def publish(self, method: str, *, epsilon: object, **params: Any) -> Release:
-        """Release the histogram with ``method`` spending at most ``epsilon`` of the session.
+    @property
+    def definition(self) -> PureDP | zCDP:
+        """The session's privacy definition and total budget."""
+        return self._budget
+
+    def publish(
+        self, method: str, *, epsilon: object = None, rho: object = None, **params: Any
+    ) -> Release:
+        """Release the histogram with ``method`` spending at most ``epsilon`` of the session
+        (``rho`` in a zCDP session).
 
         The method and its parameters are validated and the budget is reserved before
         the data is read. ``method="auto"`` accepts only ``workload=`` and
@@ -116,13 +130,28 @@ class Session:
         """
         if self._closed:
             raise PrivacyError("this session is closed; open a new one to publish again")
+        amount = self._amount(epsilon, rho)
         if isinstance(method, str) and method.strip().lower() == "auto":
-            return self._publish_auto(epsilon=epsilon, **params)
+            if self._budget.definition != "pure":
+                raise ValidationError("method 'auto' chooses among pure epsilon-DP methods only")
+            return self._publish_auto(epsilon=amount, **params)
         info = get_method(method)
         pipeline = info.pipeline(**params)
-        eps = validate_epsilon(epsilon)
+        if self._budget.definition == "zcdp" and not zcdp_ready(pipeline):
+            raise ValidationError(
+                f"method {info.name!r} has no zero-concentrated DP version yet; under zCDP "
+                f"use one of {', '.join(zcdp_methods())}"
+            )
+        eps = amount
         budget = self._accountant.child(eps, label=info.name)
-        outcome = run(pipeline, self._data, epsilon=eps, budget=budget, noise=self._noise.spawn())
+        outcome = run(
+            pipeline,
+            self._data,
+            epsilon=eps,
+            budget=budget,
+            noise=self._noise.spawn(),
+            definition=self._budget.definition,
+        )
         return Release(
             estimate=outcome.estimate,
             method=info.name,
@@ -131,14 +160,30 @@ class Session:
             ledger=outcome.ledger,
             private=self._noise.private and outcome.certified,
             guarantee=histogram_guarantee(
-                self._noise.private, outcome.certified, self._unit, self._data.max_records
+                self._noise.private,
+                outcome.certified,
+                self._unit,
+                self._data.max_records,
+                self._budget.definition,
             ),
             noise_variance=outcome.variance,
             groups=outcome.groups,
             timings=outcome.timings,
             privacy_unit=self._unit,
             max_records=self._data.max_records,
+            definition=self._budget.definition,
         )
+
+    def _amount(self, epsilon: object, rho: object) -> Fraction:
+        """The release's budget, named as the session's definition names it."""
+        name = self._budget.name
+        given, other = (epsilon, rho) if name == "epsilon" else (rho, epsilon)
+        if other is not None:
+            raise ValidationError(
+                f"this session runs under {'pure epsilon-DP' if name == 'epsilon' else 'zCDP'}: "
+                f"give {name}=, not {'rho' if name == 'epsilon' else 'epsilon'}="
+            )
+        return validate_epsilon(given, name=name)
 
     def _publish_auto(
         self, *, epsilon: object, workload: object = None, time_budget: object = None, **rest
@@ -164,8 +209,9 @@ class Session:
 
     def __repr__(self) -> str:
         mode = "secure" if self.private else "seeded, not private"
+        name = self._budget.name
         return (
-            f"Session(n={self.n}, epsilon={float(self.epsilon):g}, "
+            f"Session(n={self.n}, {name}={float(self.epsilon):g}, "
             f"remaining={float(self.remaining):g}, {mode})"
         )
 
@@ -178,14 +224,15 @@ class Session:
 def publish(
     counts: object,
     *,
-    epsilon: object,
+    epsilon: object = None,
     method: str,
+    rho: object = None,
     rng: object = None,
     privacy_unit: str | None = None,
     max_records: int = 1,
     **params: Any,
 ) -> Release:
-    """Publish ``counts`` once under ``epsilon`` with ``method``.
+    """Publish ``counts`` once under ``epsilon`` (or zCDP's ``rho``) with ``method``.
 
     ``counts`` are bin counts in the public bin order (a numpy array, a list, or a
     pandas Series with the default index); raw records go to :func:`dphist.histogram`.
@@ -198,7 +245,20 @@ def publish(
     >>> rel.n, float(rel.spent), rel.private
     (4, 0.5, False)
     """
+    if rho is not None and epsilon is not None:
+        raise ValidationError("give either epsilon= (pure DP) or rho= (zCDP), not both")
+    budget = zCDP(rho) if rho is not None else PureDP(epsilon)
     session = Session(
-        counts, epsilon=epsilon, rng=rng, privacy_unit=privacy_unit, max_records=max_records
+        counts, budget=budget, rng=rng, privacy_unit=privacy_unit, max_records=max_records
     )
-    return session.publish(method, epsilon=epsilon, **params)
+    return session.publish(method, **{budget.name: budget.amount}, **params)
+
+
+def zcdp_ready(pipeline: Any) -> bool:
+    """True when every block of ``pipeline`` has a zero-concentrated DP form."""
+    return all(block.zcdp for block in pipeline.blocks)
+
+
+def zcdp_methods() -> list[str]:
+    """The registered methods that run under zCDP (every step has a Gaussian form)."""
+    return [m.name for m in list_methods() if zcdp_ready(m.pipeline(**m.example))]

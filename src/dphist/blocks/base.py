@@ -80,6 +80,9 @@ class Block:
     share: object = 0
     label: ClassVar[str] = "block"
     spends: ClassVar[bool] = False
+    #: True when the block is right under zero-concentrated DP too: its measurements
+    #: need no Laplace-specific planning (the kernel adds Gaussian noise there).
+    zcdp: ClassVar[bool] = False
     constraints: ClassVar[Mapping[str, Constraint]] = {}
     optional: ClassVar[frozenset[str]] = frozenset()
 

@@ -21,6 +21,7 @@ class NoisyBins(Block):
     """
 
     label = "noisy_bins"
+    zcdp = True
     spends = True
 
     def run(self, state: State, view: PrivateView | None) -> State:
@@ -37,6 +38,7 @@ class NoisyTotal(Block):
     """
 
     label = "noisy_total"
+    zcdp = True
     spends = True
 
     def run(self, state: State, view: PrivateView | None) -> State:

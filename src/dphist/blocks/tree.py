@@ -92,6 +92,7 @@ class Hierarchy(Block):
     """
 
     label = "tree"
+    zcdp = True
     spends = True
     constraints = TREE
     fanout: object = 16
@@ -127,6 +128,7 @@ class OptimizedHierarchy(Block):
     """
 
     label = "tree"
+    zcdp = True
     spends = True
     constraints = rules(workload=Options(*WORKLOADS))
     workload: str = "all"

@@ -28,6 +28,7 @@ class HaarCoefficients(Block):
     """
 
     label = "haar"
+    zcdp = True
     spends = True
 
     def run(self, state: State, view: PrivateView | None) -> State:

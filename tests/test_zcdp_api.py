@@ -1,0 +1,66 @@
+"""Publishing under zero-concentrated DP: ``dh.zCDP(rho)`` sessions and ``rho=``."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import dphist as dh
+from dphist.errors import InputTypeError, ValidationError
+from dphist.guarantee import ZCDP_SECURE
+
+
+def test_publish_with_rho_charges_rho_and_states_the_guarantee():
+    x = np.arange(64) % 7
+    rel = dh.publish(x, rho="0.05", method="HB")  # secure noise
+    assert rel.definition == "zcdp" and rel.epsilon == Fraction(1, 20)
+    assert rel.spent == Fraction(1, 20) and {c.unit for c in rel.ledger} == {"rho"}
+    assert {c.primitive for c in rel.ledger} == {"discrete_gaussian"}
+    assert rel.guarantee == ZCDP_SECURE and rel.private
+    assert rel.epsilon_at(1e-9) == pytest.approx(dh.zCDP("0.05").epsilon_at(1e-9))
+    assert 1.5 < rel.epsilon_at(1e-9) < 0.05 + 2 * np.sqrt(0.05 * np.log(1e9))
+    data = json.loads(rel.to_json())
+    assert data["definition"] == "zcdp" and data["ledger"][0]["unit"] == "rho"
+    assert "rho=0.05" in repr(rel)
+
+
+def test_session_refuses_methods_without_a_gaussian_form_before_reading():
+    with dh.Session(np.arange(32), budget=dh.zCDP(1), rng=0) as s:
+        with pytest.raises(ValidationError, match="no zero-concentrated DP version"):
+            s.publish("AHP", rho=0.5)
+        with pytest.raises(ValidationError, match="give rho="):
+            s.publish("identity", epsilon=0.5)
+        assert s.remaining == 1 and s.ledger == ()
+        s.publish("identity", rho=0.25)
+        s.publish("Privelet", rho=0.75)
+        assert s.remaining == 0
+    assert set(dh.zcdp_methods()) >= {"identity", "uniform", "H", "HB", "Boost", "Privelet"}
+
+
+def test_budget_arguments_are_checked():
+    with pytest.raises(InputTypeError):
+        dh.Session([1, 2], epsilon=1, budget=dh.zCDP(1))
+    with pytest.raises(InputTypeError):
+        dh.Session([1, 2], budget=0.5)
+    with pytest.raises(ValidationError):
+        dh.publish([1, 2], epsilon=1, rho=1, method="identity")
+    with pytest.raises(ValidationError):
+        dh.zCDP(0)
+    assert dh.PureDP(0.5).epsilon_at(1e-9) == 0.5
+    pure = dh.Session([1, 2], budget=dh.PureDP("0.5"), rng=0)
+    assert pure.publish("identity", epsilon=0.5).definition == "pure"
+
+
+def test_tree_variance_under_zcdp_matches_the_gaussian_levels():
+    """HB over 256 bins (fan-out 16, 3 levels): each level gets rho/3, so a node's noise
+    has variance 3/(2 rho); the leaves' reported variance comes from it by least squares."""
+    n, rho = 256, Fraction(1, 2)
+    x = np.zeros(n, dtype=np.int64)
+    runs = [dh.publish(x, rho=rho, method="HB", rng=s) for s in range(300)]
+    sigma2 = {c.scale for c in runs[0].ledger}
+    assert sigma2 == {Fraction(3)}  # 3 / (2 * 1/2)
+    empirical = np.var(np.array([r.estimate for r in runs]), axis=0).mean()
+    assert empirical == pytest.approx(float(runs[0].noise_variance.mean()), rel=0.1)
