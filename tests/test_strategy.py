@@ -14,7 +14,7 @@ from dphist._numeric.tree import hb_branching
 from dphist.errors import ValidationError
 
 
-def dense_error(b, shares, n, workload):
+def dense_error(b, shares, n, workload, noise="laplace"):
     """trace(G (A' D A)^-1) per query on the padded complete tree (the definition)."""
     height = len(shares) - 1
     full = b**height
@@ -26,7 +26,7 @@ def dense_error(b, shares, n, workload):
                 row = np.zeros(full)
                 row[q * span : (q + 1) * span] = 1
                 rows.append(row)
-                prec.append(w**2 / 2.0)
+                prec.append(w**2 / 2.0 if noise == "laplace" else 2.0 * w)
     a = np.array(rows)
     cov = np.linalg.inv(a.T @ (np.array(prec)[:, None] * a))
     i = np.arange(full)
@@ -37,16 +37,17 @@ def dense_error(b, shares, n, workload):
     return float(np.trace(gram @ cov)) / queries
 
 
+@pytest.mark.parametrize("noise", ["laplace", "gaussian"])
 @pytest.mark.parametrize("workload", ["all", "prefix"])
 @pytest.mark.parametrize(("b", "n"), [(2, 8), (2, 13), (3, 20), (4, 50), (5, 30)])
-def test_closed_form_error_is_dense_least_squares(b, n, workload):
+def test_closed_form_error_is_dense_least_squares(b, n, workload, noise):
     rng = np.random.default_rng(b * 100 + n)
     height = int(np.ceil(np.log(n) / np.log(b) - 1e-9))
     shares = rng.uniform(0.1, 1, height + 1)
     shares[0] = 0.0  # an unmeasured root, as the optimum often has
     shares /= shares.sum()
-    got = design_error(b, shares, n, workload)
-    assert got == pytest.approx(dense_error(b, shares, n, workload), rel=1e-9)
+    got = design_error(b, shares, n, workload, noise)
+    assert got == pytest.approx(dense_error(b, shares, n, workload, noise), rel=1e-9)
 
 
 def test_uniform_tree_error_is_hb_variance():
@@ -88,3 +89,19 @@ def test_prefix_workload_and_bad_workload():
     assert rel.estimate.size == 300 and np.all(np.isfinite(rel.noise_variance))
     with pytest.raises(ValidationError):
         dh.publish(x, method="OPT-H", epsilon=0.5, workload="ranges")
+
+
+def test_gaussian_design_prefers_deep_trees_and_beats_uniform_levels():
+    """Under zCDP a level's variance falls as 1/share, so many levels cost little: the
+    optimum over 4,096 bins is the binary tree, about half of HB's uniform error."""
+    design = optimal_design(4096, "all", "gaussian")
+    b, h = hb_branching(4096)
+    hb = design_error(b, [1 / (h + 1)] * (h + 1), 4096, "all", "gaussian")
+    assert design.fanout == 2 and design.error < 0.6 * hb
+
+
+def test_opt_h_under_zcdp_uses_the_gaussian_design():
+    x = np.zeros(4096, dtype=np.int64)
+    rel = dh.publish(x, rho=1, method="OPT-H", rng=0)
+    assert len(rel.ledger) == sum(w > 0 for w in optimal_design(4096, "all", "gaussian").shares)
+    assert all(c.unit == "rho" for c in rel.ledger)

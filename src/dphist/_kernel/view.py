@@ -103,6 +103,11 @@ class PrivateView:
         """Budget this block has left."""
         return self._budget.remaining
 
+    @property
+    def definition(self) -> str:
+        """The privacy definition (public): "pure" (an epsilon) or "zcdp" (a rho)."""
+        return "zcdp" if self._zcdp else "pure"
+
     def _epsilon(self, epsilon: object) -> Fraction:
         if not self._open:
             raise InternalError(f"block {self.block!r} used its view after it returned")

@@ -33,6 +33,7 @@ from ..errors import ValidationError
 __all__ = ["WORKLOADS", "TreeDesign", "design_error", "optimal_design"]
 
 WORKLOADS = ("all", "prefix")
+NOISES = ("laplace", "gaussian")
 
 # Fan-outs searched by :func:`optimal_design` (above 16 the optimum was never found on
 # N = 2**8 .. 2**20; below it every fan-out is tried).
@@ -117,16 +118,32 @@ def _responses(fanout: int, v: np.ndarray) -> list[np.ndarray]:
     return out
 
 
-def design_error(fanout: int, shares, n: int, workload: str = "all") -> float:
-    """Expected squared error per workload query, epsilon = 1 and Laplace noise
-    (variance ``2 / w_l**2`` on level ``l``), of the ``fanout``-ary tree over ``n`` bins
-    with level ``shares`` (root first; 0 leaves a level unmeasured, not the leaves)."""
+def level_variances(shares: np.ndarray, noise: str = "laplace") -> np.ndarray:
+    """Noise variance of a level with budget share ``w`` at a unit budget: Laplace at
+    epsilon = 1 gives ``2 / w**2`` (each level a sensitivity-1 partition); the Gaussian
+    at rho = 1 gives ``1 / (2 w)`` (squared L2 sensitivity 1 per level). ``inf`` for 0."""
+    if noise not in NOISES:
+        raise ValidationError(f"noise must be one of {NOISES}, got {noise!r}")
+    v = np.full(shares.shape, np.inf)
+    if noise == "laplace":
+        np.divide(2.0, shares**2, out=v, where=shares > 0)
+    else:
+        np.divide(0.5, shares, out=v, where=shares > 0)
+    return v
+
+
+def design_error(
+    fanout: int, shares, n: int, workload: str = "all", noise: str = "laplace"
+) -> float:
+    """Expected squared error per workload query at a unit budget (epsilon = 1 for
+    Laplace noise, rho = 1 for Gaussian: divide by epsilon**2 or rho) of the
+    ``fanout``-ary tree over ``n`` bins with level ``shares`` (root first; 0 leaves a
+    level unmeasured, not the leaves)."""
     shares = np.asarray(shares, dtype=np.float64)
     height = _height(n, fanout)
     if shares.shape != (height + 1,) or np.any(shares < 0) or not shares[-1] > 0:
         raise ValidationError(f"shares must be {height + 1} non-negative numbers, leaves > 0")
-    v = np.full(shares.shape, np.inf)
-    np.divide(2.0, shares**2, out=v, where=shares > 0)
+    v = level_variances(shares, noise)
     return _error(fanout, v, pair_sums(fanout, height, n, workload)) / _queries(n, workload)
 
 
@@ -161,32 +178,34 @@ _DROP = 1e-3
 
 
 @lru_cache(maxsize=64)
-def optimal_design(n: int, workload: str = "all") -> TreeDesign:
+def optimal_design(n: int, workload: str = "all", noise: str = "laplace") -> TreeDesign:
     """The fan-out in :data:`FANOUTS` and level shares minimising :func:`design_error`.
 
     Shares are a softmax of ``H + 1`` free parameters fitted by L-BFGS from uniform
     shares; shares under ``1e-3`` become 0 (a level left out: the family then holds
     trees of mixed fan-outs) and the uniform tree is kept when nothing beats it.
-    Depends on the public ``n`` and the workload only; cached.
+    ``noise="gaussian"`` designs for zCDP, where a level's variance falls as ``1/w``
+    instead of ``1/w**2``. Depends on public facts only; cached.
     """
     if workload not in WORKLOADS:
         raise ValidationError(f"workload must be one of {WORKLOADS}, got {workload!r}")
     if n < 2:
-        return TreeDesign(2, (1.0,), 2.0)
+        return TreeDesign(2, (1.0,), float(level_variances(np.ones(1), noise)[0]))
     best = None
     for b in FANOUTS:
         height = _height(n, b)
         if b > 2 and _height(n, b - 1) == height:
             continue  # the same height with more padded bins (Qardaji et al.'s argument)
-        for shares in (np.full(height + 1, 1.0 / (height + 1)), _fit(b, height, n, workload)):
-            err = design_error(b, shares, n, workload)
+        uniform = np.full(height + 1, 1.0 / (height + 1))
+        for shares in (uniform, _fit(b, height, n, workload, noise)):
+            err = design_error(b, shares, n, workload, noise)
             if best is None or err < best.error:
                 best = TreeDesign(b, tuple(float(x) for x in shares), err)
     assert best is not None
     return best
 
 
-def _fit(fanout: int, height: int, n: int, workload: str) -> np.ndarray:
+def _fit(fanout: int, height: int, n: int, workload: str, noise: str) -> np.ndarray:
     k = pair_sums(fanout, height, n, workload)
 
     def shares(theta: np.ndarray) -> np.ndarray:
@@ -194,7 +213,7 @@ def _fit(fanout: int, height: int, n: int, workload: str) -> np.ndarray:
         return np.maximum(w / w.sum(), 1e-12)
 
     res = minimize(
-        lambda t: math.log(_error(fanout, 2.0 / shares(t) ** 2, k)),
+        lambda t: math.log(_error(fanout, level_variances(shares(t), noise), k)),
         np.zeros(height + 1),
         method="L-BFGS-B",
     )

@@ -121,7 +121,8 @@ class OptimizedHierarchy(Block):
     of fan-out trees with one budget share per level (Hay et al., PVLDB 2010; Qardaji
     et al., PVLDB 2013): :func:`dphist._numeric.strategy.optimal_design` finds, for the
     public ``n`` and ``workload`` (``"all"`` ranges or ``"prefix"`` queries), the design
-    with least expected error in closed form; a level whose share is 0 is not measured.
+    with least expected error in closed form (for Gaussian noise under zCDP, where a
+    level's variance falls as ``1/share``); a level whose share is 0 is not measured.
     The strategy stays implicit (``O(N)`` nodes), so 10**6 bins take seconds. Privacy:
     as :class:`Hierarchy`, each measured level is one sensitivity-1 measurement of a
     partition of the bins with its exact share of the block's budget.
@@ -134,7 +135,8 @@ class OptimizedHierarchy(Block):
     workload: str = "all"
 
     def run(self, state: State, view: PrivateView | None) -> State:
-        design = optimal_design(state.n, self.workload)
+        noise = "gaussian" if view.definition == "zcdp" else "laplace"
+        design = optimal_design(state.n, self.workload, noise)
         layout = tree_layout(state.n, design.fanout)
         measured = [lev for lev, w in enumerate(design.shares) if w > 0]
         # four decimals keep the ledger readable; the leaves take the exact remainder
