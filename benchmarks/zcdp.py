@@ -24,8 +24,8 @@ from scipy.optimize import brentq
 import dphist as dh
 from dphist import metrics
 from dphist._kernel.zcdp import approx_dp_epsilon
-from dphist._numeric.strategy import _height, design_error, optimal_design
-from dphist._numeric.tree import hb_branching
+from dphist._numeric.strategy import design_error, optimal_design
+from dphist._numeric.tree import hb_branching, tree_levels
 
 SIZES = (4096, 65_536, 1_000_000)
 
@@ -38,7 +38,7 @@ def expected(method: str, n: int, noise: str) -> float:
     if method == "OPT-H":
         return optimal_design(n, "all", noise).error
     b = 16 if method == "H" else hb_branching(n)[0]
-    h = _height(n, b)
+    h = tree_levels(n, b) - 1
     return design_error(b, [1 / (h + 1)] * (h + 1), n, "all", noise)
 
 

@@ -134,15 +134,8 @@ class PrivateView:
         if self._zcdp:
             return self._measure_gaussian(query, eps)
         sensitivity = query.sensitivity * self._k
-        weights = getattr(query, "weights", None)
-        if weights is None:
-            plan = [(slice(None), rational_scale(sensitivity, eps))]
-        else:  # answer q gets scale sensitivity / (w_q * eps): one sampler call per weight
-            w_arr = np.array(weights, dtype=object)
-            plan = [
-                (np.flatnonzero(w_arr == w), rational_scale(sensitivity, eps * w))
-                for w in sorted(set(weights))
-            ]
+        # answer q gets scale sensitivity / (w_q * eps)
+        plan = _weight_plan(query, lambda w: rational_scale(sensitivity, eps * w))
         t, s = rational_scale(sensitivity, eps)
         self._budget.charge(
             Charge(
@@ -155,13 +148,9 @@ class PrivateView:
                 query.describe(),
             )
         )
-        noisy = query.apply(self._data._read())
-        variance = np.empty(query.size)
-        for idx, (ti, si) in plan:
-            noisy[idx] += self._noise.discrete_laplace(ti, si, variance[idx].size)
-            variance[idx] = discrete_laplace_variance(ti, si)
-        if weights is None:
-            variance = float(variance[0])
+        noisy, variance = self._answer(
+            query, plan, self._noise.discrete_laplace, discrete_laplace_variance
+        )
         return Measurement(noisy, query, eps, Fraction(t, s), variance)
 
     def _measure_gaussian(self, query: Query, rho: Fraction) -> Measurement:
@@ -173,15 +162,7 @@ class PrivateView:
         d2 = query.sensitivity2 * self._k**2
         sigma2 = d2 / (2 * rho)
         a, b = gaussian_parameters(sigma2)
-        weights = getattr(query, "weights", None)
-        if weights is None:
-            plan = [(slice(None), (a, b))]
-        else:
-            w_arr = np.array(weights, dtype=object)
-            plan = [
-                (np.flatnonzero(w_arr == w), gaussian_parameters(sigma2 / (w * w)))
-                for w in sorted(set(weights))
-            ]
+        plan = _weight_plan(query, lambda w: gaussian_parameters(sigma2 / (w * w)))
         self._budget.charge(
             Charge(
                 self.block,
@@ -194,14 +175,23 @@ class PrivateView:
                 unit="rho",
             )
         )
+        noisy, variance = self._answer(
+            query, plan, self._noise.discrete_gaussian, discrete_gaussian_variance
+        )
+        return Measurement(noisy, query, rho, Fraction(a, b), variance)
+
+    def _answer(self, query: Query, plan: list, draw: Callable, variance_of: Callable) -> tuple:
+        """Read the counts (after the charge), answer ``query`` and add ``draw(*params)``
+        noise to each part of ``plan``; the variance is one number for an unweighted
+        query."""
         noisy = query.apply(self._data._read())
         variance = np.empty(query.size)
-        for idx, (ai, bi) in plan:
-            noisy[idx] += self._noise.discrete_gaussian(ai, bi, variance[idx].size)
-            variance[idx] = discrete_gaussian_variance(ai, bi)
-        if weights is None:
-            variance = float(variance[0])
-        return Measurement(noisy, query, rho, Fraction(a, b), variance)
+        for idx, params in plan:
+            noisy[idx] += draw(*params, variance[idx].size)
+            variance[idx] = variance_of(*params)
+        if getattr(query, "weights", None) is None:
+            return noisy, float(variance[0])
+        return noisy, variance
 
     def measure_real(self, query: Query, *, epsilon: object = None) -> Measurement:
         """Release a real-valued statistic by the lattice Laplace mechanism.
@@ -269,6 +259,16 @@ class PrivateView:
 
     def close(self) -> None:
         self._open = False
+
+
+def _weight_plan(query: Query, params_of: Callable[[Fraction], tuple]) -> list:
+    """``[(answers, noise parameters)]``: all answers at weight 1, or one part per
+    distinct weight of a weighted query (one sampler call each)."""
+    weights = getattr(query, "weights", None)
+    if weights is None:
+        return [(slice(None), params_of(Fraction(1)))]
+    w_arr = np.array(weights, dtype=object)
+    return [(np.flatnonzero(w_arr == w), params_of(w)) for w in sorted(set(weights))]
 
 
 class Step(Protocol):

@@ -29,6 +29,7 @@ from numba import njit
 from scipy.optimize import minimize
 
 from ..errors import ValidationError
+from .tree import tree_levels
 
 __all__ = ["WORKLOADS", "TreeDesign", "design_error", "optimal_design"]
 
@@ -140,7 +141,7 @@ def design_error(
     ``fanout``-ary tree over ``n`` bins with level ``shares`` (root first; 0 leaves a
     level unmeasured, not the leaves)."""
     shares = np.asarray(shares, dtype=np.float64)
-    height = _height(n, fanout)
+    height = tree_levels(n, fanout) - 1
     if shares.shape != (height + 1,) or np.any(shares < 0) or not shares[-1] > 0:
         raise ValidationError(f"shares must be {height + 1} non-negative numbers, leaves > 0")
     v = level_variances(shares, noise)
@@ -159,14 +160,6 @@ def _error(fanout: int, v: np.ndarray, k: np.ndarray) -> float:
         s = fanout**lo * k[lev - lo, hi - lo]
         total += v[lev] * float(alpha @ s @ alpha)
     return total
-
-
-def _height(n: int, fanout: int) -> int:
-    h, span = 0, 1
-    while span < n:
-        span *= fanout
-        h += 1
-    return h
 
 
 def _queries(n: int, workload: str) -> int:
@@ -193,8 +186,8 @@ def optimal_design(n: int, workload: str = "all", noise: str = "laplace") -> Tre
         return TreeDesign(2, (1.0,), float(level_variances(np.ones(1), noise)[0]))
     best = None
     for b in FANOUTS:
-        height = _height(n, b)
-        if b > 2 and _height(n, b - 1) == height:
+        height = tree_levels(n, b) - 1
+        if b > 2 and tree_levels(n, b - 1) - 1 == height:
             continue  # the same height with more padded bins (Qardaji et al.'s argument)
         uniform = np.full(height + 1, 1.0 / (height + 1))
         for shares in (uniform, _fit(b, height, n, workload, noise)):

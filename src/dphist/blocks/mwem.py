@@ -90,26 +90,23 @@ def _candidates(n: int, queries: str) -> tuple[np.ndarray, np.ndarray]:
     return tree.lo.astype(np.int64), tree.hi.astype(np.int64)
 
 
-def _answers(cuts: np.ndarray, mass: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Answers of the piecewise-uniform estimate (``mass`` on ``[cuts[s], cuts[s+1])``)."""
+def _prefix_at(cuts: np.ndarray, mass: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """Mass of ``[0, j)`` under the piecewise-uniform estimate (``mass`` spread evenly
+    on each segment ``[cuts[s], cuts[s+1])``)."""
     before = np.concatenate(([0.0], np.cumsum(mass)))
-    density = mass / np.diff(cuts)
+    s = np.clip(np.searchsorted(cuts, j, side="right") - 1, 0, mass.size - 1)
+    return before[s] + mass[s] / (cuts[s + 1] - cuts[s]) * (j - cuts[s])
 
-    def prefix(j: np.ndarray) -> np.ndarray:
-        s = np.clip(np.searchsorted(cuts, j, side="right") - 1, 0, mass.size - 1)
-        return before[s] + density[s] * (j - cuts[s])
 
-    return prefix(hi) - prefix(lo)
+def _answers(cuts: np.ndarray, mass: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Answers of the piecewise-uniform estimate to the intervals ``[lo, hi)``."""
+    return _prefix_at(cuts, mass, hi) - _prefix_at(cuts, mass, lo)
 
 
 def _refine(cuts: np.ndarray, mass: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
     """Add the cuts ``lo`` and ``hi``; a split segment's mass is shared by length."""
     new = np.union1d(cuts, [lo, hi])
-    before = np.concatenate(([0.0], np.cumsum(mass)))
-    density = mass / np.diff(cuts)
-    s = np.clip(np.searchsorted(cuts, new, side="right") - 1, 0, mass.size - 1)
-    at = before[s] + density[s] * (new - cuts[s])
-    return new, np.maximum(np.diff(at), 0.0)
+    return new, np.maximum(np.diff(_prefix_at(cuts, mass, new)), 0.0)
 
 
 def _inside(cuts: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
