@@ -189,3 +189,25 @@ def test_privtree_isolates_dense_bins():
     rel = dh.publish(x, method="privtree", epsilon=1.0, rng=2)
     assert abs(rel.estimate[10] - 5000) < 100 and abs(rel.estimate[600] - 5000) < 100
     assert np.abs(rel.estimate[200:500]).max() < 1.0
+
+
+@pytest.mark.parametrize(("method", "fanout"), [("S~", 2), ("DAWA", 4), ("S1", 8)])
+def test_certified_groups_are_nodes_of_the_split_tree(method, fanout):
+    """The certified partition's groups are nodes of the public tree of fan-out
+    ``split_fanout`` (DAWA's default 4, S1/S~'s 2): aligned, of length a power of it."""
+    x = np.random.default_rng(1).integers(0, 40, 256)
+    x[64:128] = 0
+    params = {} if method != "S1" else {"split_fanout": fanout}
+    rel = dh.publish(x, method=method, epsilon=1.0, rng=4, **params)
+    assert rel.params["split_fanout"] == fanout
+    starts = np.flatnonzero(np.diff(rel.groups, prepend=-1))
+    lengths = np.diff(np.append(starts, x.size))
+    powers = {fanout**k for k in range(9)}
+    assert set(lengths.tolist()) <= powers
+    assert (starts % lengths == 0).all()
+    assert 1 < starts.size < x.size
+
+
+def test_split_fanout_is_checked_before_any_read():
+    with pytest.raises(ValidationError, match="split_fanout"):
+        dh.publish(np.ones(8, dtype=np.int64), method="DAWA", epsilon=1.0, split_fanout=1)
