@@ -1,87 +1,91 @@
-"""``method="auto"``: the rules of :func:`dphist.methods.advisor.choose`, and that the
-choice depends on public facts only."""
+"""``method="auto"``: the shipped model, the choice, the noisy-total step, the tree fit
+against brute force, and the newcomer cases where auto must not lose to identity."""
 
 from __future__ import annotations
 
+import itertools
 from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import dphist as dh
 from dphist import session as session_module
 from dphist import workloads
-from dphist.errors import InputTypeError, ValidationError
-from dphist.methods import advisor
-from dphist.methods.advisor import choose, predicted_seconds, workload_kind
-
-# (n, epsilon, workload) -> method, each worked out by hand from the module's rules
-CASES = [
-    (1024, 1, "point", "S2"),  # Kellaris §7.4 item 1, under certified noise
-    (1024, 0.01, "short", "S2"),
-    (1024, 1, 5, "S2"),  # length 5 <= 10: short
-    (1024, 1, "long", "S2+H"),  # item 3
-    (1024, 1, 512, "S2+H"),  # 512 > 1024 / 16
-    (1024, 1, 40, "S1+H"),  # medium
-    (1024, 0.01, "medium", "S1+H"),
-    (1024, 0.5, None, "S1+H"),  # every length: hierarchical smoothing
-    (1024, 1, "categorical", "sDWF"),  # SORTaki §VII-C
-    (65536, 0.1, "categorical", "sDAHP"),  # SORTaki §VII-A
-    (65536, 0.01, None, "S1+H"),
-    (10**8, 0.1, None, "S2+H"),  # S1+H predicted over 60 s
-    (10**8, 0.1, "medium", "S2+H"),
-]
+from dphist._kernel import TotalAndSupport
+from dphist.errors import BudgetExceededError, InputTypeError, ValidationError
+from dphist.lab.selector.fit import GUARD, costs, fit_tree
+from dphist.methods import advisor, selector
+from dphist.methods.advisor import choose, workload_kind
+from dphist.methods.selector import CANDIDATES, WORKLOADS, feature_vector, load_model
 
 
-@pytest.mark.parametrize(("n", "eps", "workload", "expected"), CASES)
-def test_rules(n, eps, workload, expected):
-    name, params, reason = choose(n, eps, workload)
-    assert name == expected
-    dh.get_method(name).pipeline(**params)  # valid parameters
-    assert reason and ("Kellaris" in reason or "SORTaki" in reason)
+def _leaves(node):
+    if "rank" in node:
+        yield node
+    else:
+        yield from _leaves(node["low"])
+        yield from _leaves(node["high"])
 
 
-def test_sortaki_gamma_in_follows_epsilon_on_small_domains():
-    assert choose(1024, 1, "categorical")[1] == {"gamma_in": 0.9}
-    assert choose(1024, 0.5, "categorical")[1] == {"gamma_in": 0.7}
-    assert choose(1024, 0.1, "categorical")[1] == {"gamma_in": 0.5}
-    assert choose(10**5, 0.1, "categorical")[1] == {"gamma_in": 0.9}
+def test_shipped_model_ranks_every_candidate_in_every_leaf():
+    model = load_model()
+    labels = {c.label for c in CANDIDATES}
+    assert set(model.candidates) == labels
+    assert {"identity", "HB"} <= labels  # never worse by design than the better of them
+    for c in CANDIDATES:
+        dh.get_method(c.method).pipeline(**c.params)
+    for kind in ("public", "measured"):
+        assert set(model.trees[kind]) == set(WORKLOADS)
+        for tree in model.trees[kind].values():
+            for leaf in _leaves(tree):
+                assert sorted(leaf["rank"]) == sorted(labels)
+                assert leaf["regret"] >= 1.0
 
 
-def test_time_budget_moves_to_faster_methods():
-    slow = choose(4096, 1, "medium", time_budget=1000)
-    assert slow[0] == "S1+H"
-    name, _, reason = choose(4096, 1, "medium", time_budget=0.0015)
-    assert name == "S2+H" and "S1+H predicted to take longer" in reason
-    assert predicted_seconds(name, 4096) <= 0.0015 < predicted_seconds("S1+H", 4096)
-    name, _, _ = choose(10**7, 1, "medium", time_budget=1e-3)
-    assert name == "identity"  # nothing fits: the fastest, last candidate
+def test_features_are_finite_clipped_and_monotone():
+    assert np.isnan(feature_vector(40, 0.5, None)[2:]).all()
+    lows = [feature_vector(40, 0.5, t, t / 10) for t in (-5.0, 0.0, 10.0, 1e3, 1e9)]
+    assert all(np.isfinite(v).all() for v in lows)
+    assert [v[2] for v in lows] == sorted(v[2] for v in lows)
+    assert [v[4] for v in lows] == [0.0, 0.0, 0.025, 1.0, 1.0]  # a share of the bins
+    assert feature_vector(1024, 0.1, 1e4)[3] == pytest.approx(np.log10(1e3 / 1024))
+    assert np.isnan(feature_vector(1024, 0.1, 1e4)[4])
 
 
-def test_dominated_methods_are_never_chosen():
-    kinds = [*advisor.WORKLOAD_KINDS, None, 3, 100]
-    for n in (16, 1000, 5000, 40000, 10**6):
-        for eps in (0.001, 0.05, 0.3, 1, 10):
-            for kind in kinds:
-                if isinstance(kind, int) and kind > n:
-                    continue
-                for budget in (None, 0.01):
-                    name, _, _ = choose(n, eps, kind, time_budget=budget)
-                    assert name not in ("H", "O+S~")
-                    dh.get_method(name)
+@pytest.mark.parametrize("workload", [*WORKLOADS, None, "categorical", 3, 600])
+@pytest.mark.parametrize("n", [4, 40, 1000, 65536])
+def test_choice_is_deterministic_and_valid(n, workload):
+    if isinstance(workload, int) and workload > n:
+        return
+    for total in (None, 0.0, 1e3, 1e7):
+        a = choose(n, 0.3, workload, noisy_total=total)
+        b = choose(n, Fraction(3, 10), workload, noisy_total=total)
+        assert a == b
+        dh.get_method(a.method).pipeline(**a.params)
+        assert f"over {n} bins" in a.reason
 
 
-def test_workload_objects_are_read_through_public_bounds():
+def test_time_budget_moves_to_faster_candidates():
+    n = 10**7
+    full = choose(n, 1, "all", noisy_total=1e8)
+    quick = choose(n, 1, "all", noisy_total=1e8, time_budget=1e-3)
+    assert advisor.predicted_seconds(quick.method, n) <= advisor.predicted_seconds(full.method, n)
+    if quick.method != full.method:
+        assert "time budget" in quick.reason
+
+
+def test_workload_kinds_and_objects():
     n = 2048
+    assert workload_kind(n, None)[0] == "all"
+    assert workload_kind(n, "categorical")[0] == "point"
+    assert workload_kind(n, "mixed")[0] == "all"
+    assert workload_kind(n, 5)[0] == "short"
+    assert workload_kind(n, 700)[0] == "long"
     assert workload_kind(n, workloads.identity(n))[0] == "point"
     assert workload_kind(n, workloads.small_ranges(n))[0] == "short"
-    assert workload_kind(n, workloads.big_ranges(n))[0] == "long"  # mean 550 > 128
-    assert workload_kind(n, workloads.prefix(n))[0] == "mixed"
-    assert workload_kind(n, workloads.all_ranges(n))[0] == "mixed"
-    assert workload_kind(n, workloads.explicit(n, [0, 10], [64, 74]))[0] == "medium"
-    assert choose(n, 1, workloads.identity(n))[0] == "S2"
+    assert workload_kind(n, workloads.prefix(n))[0] == "prefix"
+    assert workload_kind(n, workloads.all_ranges(n))[0] == "all"
     with pytest.raises(ValidationError, match="2048"):
         workload_kind(n, workloads.prefix(10))
 
@@ -91,37 +95,75 @@ def test_workload_objects_are_read_through_public_bounds():
     [
         ({"workload": "sideways"}, ValidationError),
         ({"workload": 0}, ValidationError),
-        ({"workload": 5000}, ValidationError),
         ({"workload": True}, InputTypeError),
         ({"time_budget": 0}, ValidationError),
         ({"time_budget": "fast"}, InputTypeError),
-        ({"epsilon": 0}, ValidationError),
+        ({"auto_share": 0.6}, ValidationError),
+        ({"auto_share": -0.1}, ValidationError),
+        ({"auto_share": "half"}, InputTypeError),
+        ({"ratio": 0.5}, ValidationError),
     ],
 )
-def test_bad_arguments(kwargs, error):
-    args = {"n": 1000, "epsilon": 1, **kwargs}
-    with pytest.raises(error):
-        choose(**args)
+def test_bad_options_are_refused_before_any_read(kwargs, error, monkeypatch):
+    reads = []
+    real = session_module.run
+    monkeypatch.setattr(session_module, "run", lambda *a, **k: reads.append(1) or real(*a, **k))
+    with dh.Session([1, 2, 3], epsilon=1, rng=0) as s:
+        with pytest.raises(error):
+            s.publish("auto", epsilon=0.5, **kwargs)
+        assert s.spent == 0 and not reads
 
 
-def test_publish_auto_records_choice_and_spends_epsilon():
+def test_auto_over_the_session_budget_spends_nothing():
+    with dh.Session([1, 2, 3], epsilon=1, rng=0) as s:
+        s.publish("identity", epsilon=0.8)
+        with pytest.raises(BudgetExceededError):
+            s.publish("auto", epsilon=0.5)
+        assert s.spent == Fraction(4, 5)
+
+
+def test_release_records_features_choice_and_the_whole_ledger():
     x = dh.synthetic.spiky(512, rng=3)
     rel = dh.publish(x, epsilon=0.5, method="auto", workload="long", rng=1)
-    assert rel.method == "S2+H"
-    assert rel.spent == Fraction(1, 2)
-    assert "S2+H wins for long ranges" in rel.params["auto"]
-    assert rel.to_dict()["params"]["auto"] == rel.params["auto"]
-    with dh.Session(x, epsilon=1, rng=0) as s:
-        s.publish("AUTO", epsilon=0.25, workload="point")
-        assert s.remaining == Fraction(3, 4)
+    auto = rel.params["auto"]
+    assert rel.method == auto["method"] and auto["share"] == "1/50"
+    assert isinstance(auto["noisy_total"], float) and isinstance(auto["noisy_nonempty"], float)
+    assert auto["reason"]
+    assert rel.spent == rel.epsilon == Fraction(1, 2)
+    first = rel.ledger[0]
+    assert first.epsilon == Fraction(1, 100) and first.sensitivity == 2 and first.size == 2
+    assert sum(c.epsilon for c in rel.ledger[1:]) == Fraction(49, 100)
+    assert rel.to_dict()["params"]["auto"]["method"] == rel.method
 
 
-def test_auto_refuses_method_parameters():
-    with pytest.raises(ValidationError, match="workload= and time_budget="):
-        dh.publish([1, 2, 3], epsilon=1, method="auto", ratio=0.5, rng=0)
+def test_total_and_support_sensitivity_by_brute_force():
+    """One record added or removed moves the total and the support by at most one each."""
+    query = TotalAndSupport(4)
+    worst = 0
+    for x in itertools.product(range(3), repeat=4):
+        base = query.apply(np.array(x))
+        for i in range(4):
+            for d in (-1, 1):
+                y = np.array(x)
+                y[i] += d
+                if y[i] < 0:
+                    continue
+                worst = max(worst, int(np.abs(query.apply(y) - base).sum()))
+    assert worst == query.sensitivity == query.sensitivity2 == 2
 
 
-def test_choice_reads_only_public_facts(monkeypatch):
+def test_public_mode_spends_nothing_on_features_and_ignores_the_data():
+    rng = np.random.default_rng(0)
+    a = rng.poisson(3, 300)
+    b = rng.poisson(3000, 300) * (rng.random(300) < 0.1)
+    ra = dh.publish(a, epsilon=0.2, method="auto", workload=20, auto_share=0, rng=1)
+    rb = dh.publish(b, epsilon=0.2, method="auto", workload=20, auto_share=0, rng=1)
+    assert (ra.method, ra.params) == (rb.method, rb.params)
+    assert ra.params["auto"]["noisy_total"] is None
+    assert all(c.block != "noisy_total" for c in ra.ledger)
+
+
+def test_choice_sees_the_data_only_through_the_noisy_total(monkeypatch):
     seen = []
     real = session_module.choose
 
@@ -130,28 +172,123 @@ def test_choice_reads_only_public_facts(monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(session_module, "choose", spy)
-    rng = np.random.default_rng(0)
-    a = rng.poisson(3, 300)
-    b = rng.poisson(3000, 300) * (rng.random(300) < 0.1)
-    ra = dh.publish(a, epsilon=0.2, method="auto", workload=20, rng=1)
-    rb = dh.publish(b, epsilon=0.2, method="auto", workload=20, rng=1)
-    assert (ra.method, ra.params) == (rb.method, rb.params)
-    assert seen[0] == seen[1]
-    for args, kwargs in seen:
-        values = [*args, *kwargs.values()]
-        assert not any(isinstance(v, np.ndarray) for v in values)
-        assert args[0] == 300
+    dh.publish(np.arange(64), epsilon=1, method="auto", rng=2)
+    ((args, kwargs),) = seen
+    assert args[0] == 64 and not any(isinstance(v, np.ndarray) for v in [*args, *kwargs.values()])
+    assert set(kwargs) == {"noisy_total", "noisy_nonempty", "model"}
 
 
-@settings(max_examples=25, deadline=None)
-@given(
-    counts=st.lists(st.integers(0, 10**6), min_size=64, max_size=64),
-    kind=st.sampled_from(["point", "long", "mixed", "categorical", "medium"]),
-)
-def test_same_public_facts_same_choice(counts, kind):
-    x = np.asarray(counts)
-    rel = dh.publish(x, epsilon=0.7, method="auto", workload=kind, rng=0)
-    name, params, reason = choose(64, 0.7, kind)
-    assert rel.method == name
-    assert rel.params["auto"] == reason
-    assert all(rel.params[k] == v for k, v in params.items())
+# --- the fit, against brute force ------------------------------------------------------
+
+
+def _brute_force_stump(x, c, min_rows):
+    """Best single split by trying every feature and threshold."""
+    best = c.sum(axis=0).min()
+    for f in range(x.shape[1]):
+        for t in np.unique(x[:, f])[1:]:
+            low = x[:, f] < t
+            if min_rows <= low.sum() <= low.size - min_rows:
+                best = min(best, c[low].sum(axis=0).min() + c[~low].sum(axis=0).min())
+    return best
+
+
+def _tree_cost(node, x, c):
+    if "rank" in node:
+        return 0.0
+    low = x[:, node["feature"]] < node["threshold"]
+    return _tree_cost(node["low"], x[low], c[low]) + _tree_cost(node["high"], x[~low], c[~low])
+
+
+def _fitted_cost(tree, x, c, labels):
+    total = 0.0
+    for row, cost in zip(x, c, strict=True):
+        node = tree
+        while "rank" not in node:
+            node = node["low"] if row[node["feature"]] < node["threshold"] else node["high"]
+        total += cost[labels.index(node["rank"][0])]
+    return total
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_one_split_equals_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 5, (40, 3)).astype(float)
+    c = rng.random((40, 4))
+    labels = ["a", "b", "c", "d"]
+    tree = fit_tree(x, c, np.exp(c), labels, depth=1, min_rows=3)
+    assert _fitted_cost(tree, x, c, labels) == pytest.approx(_brute_force_stump(x, c, 3))
+
+
+def test_deeper_trees_never_cost_more_and_leaves_are_exact_minima():
+    rng = np.random.default_rng(9)
+    x = rng.random((60, 2))
+    c = rng.random((60, 3))
+    labels = ["a", "b", "c"]
+    costs_by_depth = [
+        _fitted_cost(fit_tree(x, c, np.exp(c), labels, d, 2), x, c, labels) for d in range(4)
+    ]
+    assert costs_by_depth == sorted(costs_by_depth, reverse=True)
+    assert costs_by_depth[0] == pytest.approx(c.sum(axis=0).min())
+
+
+def test_costs_are_log_regret_plus_the_baseline_hinge():
+    labels = ["identity", "HB", "m"]
+    e = np.array([[2.0, 4.0, 1.0], [1.0, 1.0, 1.5]])
+    got = costs(e, labels)
+    # HB is 4 against the baseline min(identity, HB) = 2: hinge log(4 / (1.2 * 2))
+    assert got[0] == pytest.approx([np.log(2), np.log(4) + 4.0 * np.log(4 / 2.4), 0.0])
+    hinge = np.log(1.5 / GUARD)
+    assert got[1] == pytest.approx([0.0, 0.0, np.log(1.5) + 4.0 * hinge])
+
+
+# --- the newcomer cases ---------------------------------------------------------------
+
+
+def _mean_errors(x, epsilon, workload, error, seeds=40):
+    out = {}
+    for method in ("identity", "auto"):
+        extra = {"workload": workload} if method == "auto" else {}
+        out[method] = np.mean(
+            [
+                error(x, dh.publish(x, epsilon=epsilon, method=method, rng=s, **extra).estimate)
+                for s in range(seeds)
+            ]
+        )
+    return out
+
+
+NEWCOMERS = [
+    # doctor visits per patient, 0..39, over 3,000 patients; epsilon 0.5
+    ("visits", 40, 0.5),
+    # four categories (regions) of 2,000 records; epsilon 0.2
+    ("regions", 4, 0.2),
+]
+
+
+def _newcomer_counts(name):
+    rng = np.random.default_rng(5)
+    if name == "visits":
+        return np.bincount(np.minimum(rng.negative_binomial(2, 0.35, 3000), 39), minlength=40)
+    return np.bincount(rng.choice(4, 2000, p=[0.4, 0.3, 0.2, 0.1]), minlength=4)
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize(("name", "n", "epsilon"), NEWCOMERS)
+@pytest.mark.parametrize("workload", ["point", "prefix", None])
+def test_newcomer_cases_are_within_1_2_of_identity(name, n, epsilon, workload):
+    x = _newcomer_counts(name)
+    assert x.size == n
+    wl = {"point": workloads.identity(n), "prefix": workloads.prefix(n)}.get(
+        workload, workloads.all_ranges(n)
+    )
+    err = _mean_errors(x, epsilon, workload, lambda t, e: dh.metrics.workload_mse(t, e, wl))
+    assert err["auto"] <= 1.2 * err["identity"], err
+
+
+def test_model_file_round_trips():
+    model = load_model()
+    again = selector.model_from_json(model.to_json())
+    assert again == model
+    for n, eps, total, w in itertools.product((4, 4096), (0.01, 1.0), (10.0, 1e6), WORKLOADS):
+        f = feature_vector(n, eps, total)
+        assert again.rank(f, w, True) == model.rank(f, w, True)

@@ -362,21 +362,44 @@ def test_auto_from_the_command_line(capsys, workdir):
     write_csv(workdir / "in.csv", {"v": list(range(100))})
     code, out, err = run(
         capsys, "publish", "in.csv", "-c", "v", "--domain", "0:100:1", "--epsilon", "1",
-        "--method", "auto", "--workload", "long", "--seed", "2", "--out", "a.json",
+        "--workload", "long", "--seed", "2", "--out", "a.json",
     )  # fmt: skip
     assert code == 0, err
     payload, _ = read_json_estimate(workdir / "a.json")
-    assert payload["release"]["method"] == "S2+H"
-    assert "Kellaris" in payload["release"]["params"]["auto"]
+    auto = payload["release"]["params"]["auto"]
+    assert payload["release"]["method"] == auto["method"]  # auto is the default method
+    assert auto["share"] == "1/50" and "long queries over 100 bins" in auto["reason"]
+    assert payload["release"]["ledger"][0]["epsilon_exact"] == "1/50"
     assert "Chosen by auto" in out
 
     code, _, err = run(
         capsys, "publish", "in.csv", "-c", "v", "--categories", "1,2,3", "--epsilon", "1",
-        "--method", "auto", "--seed", "2", "--out", "c.json",
+        "--method", "auto", "--auto-share", "0", "--seed", "2", "--out", "c.json",
     )  # fmt: skip
     assert code == 0, err
     payload, _ = read_json_estimate(workdir / "c.json")
-    assert payload["release"]["method"] == "sDWF"  # categorical workload by default
+    auto = payload["release"]["params"]["auto"]
+    assert "point queries" in auto["reason"]  # categories: point queries by default
+    assert auto["noisy_total"] is None and auto["share"] == "0"
+
+    code, _, err = run(
+        capsys, "publish", "in.csv", "-c", "v", "--domain", "0:100:1", "--epsilon", "1",
+        "--auto-share", "0.9", "--out", "d.json",
+    )  # fmt: skip
+    assert code == 2 and "auto_share must lie in [0, 0.5]" in err
+    assert not (workdir / "d.json").exists()
+    code, _, err = run(
+        capsys, "publish", "in.csv", "-c", "v", "--domain", "0:100:1", "--epsilon", "1",
+        "--method", "identity", "--auto-share", "0.1", "--out", "d.json",
+    )  # fmt: skip
+    assert code == 2 and "apply to --method auto only" in err
+
+
+def test_publish_help_says_what_auto_does_and_costs(capsys):
+    code, out, _ = run(capsys, "publish", "--help")
+    assert code == 0
+    flat = " ".join(out.split())
+    assert "noisy total" in flat and "1/50" in flat and "trained on public data" in flat
 
 
 # --------------------------------------------------------------------------- bad input

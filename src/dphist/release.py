@@ -188,7 +188,12 @@ def json_default(value: Any) -> Any:
 
 
 def json_value(value: Any) -> Any:
-    """``value`` as JSON writes it (see :func:`json_default`)."""
+    """``value`` as JSON writes it (see :func:`json_default`); mappings and sequences
+    element by element."""
     if isinstance(value, str | int | float | bool) or value is None:
         return value
+    if isinstance(value, Mapping):
+        return {str(k): json_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_value(v) for v in value]
     return json_default(value)

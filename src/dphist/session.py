@@ -8,10 +8,12 @@ Noise modes: ``rng=None`` draws secure noise from the operating system (releases
 private); an int seed or a ``numpy.random.Generator`` gives reproducible noise for
 experiments, and every release made with it has ``private=False``.
 
-``method="auto"`` picks a registered method and its settings with
-:func:`dphist.methods.advisor.choose` from public facts only (the number of bins,
-epsilon, ``workload=`` and ``time_budget=``); the release names the chosen method and
-records the reason in ``params["auto"]``.
+``method="auto"`` spends ``auto_share`` of the release's epsilon (default 1/50, 0 for
+public facts only) on a noisy total and number of non-empty bins, then picks a
+registered method and its settings with :func:`dphist.methods.advisor.choose` from
+them, the number of bins, the rest of epsilon, ``workload=`` and ``time_budget=``; the
+release names the chosen method, its ledger holds both steps and ``params["auto"]``
+records the noisy facts and the reason.
 """
 
 from __future__ import annotations
@@ -27,12 +29,14 @@ from ._kernel import (
     protect,
     validate_epsilon,
 )
+from .blocks import REST, AutoFeatures, Pipeline
 from .definitions import PureDP, budget_of, zCDP
 from .errors import PrivacyError, ValidationError
 from .guarantee import histogram_guarantee, unit_terms
 from .methods import get_method, list_methods
-from .methods.advisor import choose
+from .methods.advisor import choose, feature_share, time_budget_seconds, workload_kind
 from .methods.run import run
+from .methods.selector import Model
 from .release import Release
 
 __all__ = ["Session", "publish", "zcdp_methods"]
@@ -125,8 +129,8 @@ class Session:
         (``rho`` in a zCDP session).
 
         The method and its parameters are validated and the budget is reserved before
-        the data is read. ``method="auto"`` accepts only ``workload=`` and
-        ``time_budget=`` and chooses from public facts (see :mod:`dphist.methods.advisor`).
+        the data is read. ``method="auto"`` accepts only ``workload=``,
+        ``time_budget=`` and ``auto_share=`` (see :mod:`dphist.methods.advisor`).
         """
         if self._closed:
             raise PrivacyError("this session is closed; open a new one to publish again")
@@ -186,16 +190,66 @@ class Session:
         return validate_epsilon(given, name=name)
 
     def _publish_auto(
-        self, *, epsilon: object, workload: object = None, time_budget: object = None, **rest
+        self,
+        *,
+        epsilon: Fraction,
+        workload: object = None,
+        time_budget: object = None,
+        auto_share: object = None,
+        auto_model: Model | None = None,
+        **rest: Any,
     ) -> Release:
+        """Measure a noisy total and number of non-empty bins with ``auto_share`` of
+        ``epsilon``, choose a method from them and the public facts
+        (:func:`dphist.methods.advisor.choose`; ``auto_model`` replaces the shipped
+        model), publish with the rest; one release whose ledger holds both."""
         if rest:
             raise ValidationError(
-                "method 'auto' chooses the parameters itself; it accepts only workload= "
-                f"and time_budget= (got {', '.join(map(repr, sorted(rest)))})"
+                "method 'auto' chooses the parameters itself; it accepts only workload=, "
+                f"time_budget= and auto_share= (got {', '.join(map(repr, sorted(rest)))})"
             )
-        name, chosen, reason = choose(self.n, epsilon, workload=workload, time_budget=time_budget)
-        release = self.publish(name, epsilon=epsilon, **chosen)
-        return replace(release, params={**release.params, "auto": reason})
+        share = feature_share(auto_share)
+        workload_kind(self.n, workload)  # checked before anything is spent
+        time_budget_seconds(time_budget)
+        self._accountant.child(epsilon, label="auto")  # refused at once if it does not fit
+        eps_features = epsilon * share
+        eps_method = epsilon - eps_features
+        total = nonempty = None
+        features: tuple[Charge, ...] = ()
+        if eps_features > 0:
+            outcome = run(
+                Pipeline((AutoFeatures(share=REST),)),
+                self._data,
+                epsilon=eps_features,
+                budget=self._accountant.child(eps_features, label="auto features"),
+                noise=self._noise.spawn(),
+            )
+            total, nonempty = outcome.state.notes["features"]
+            features = outcome.ledger
+        choice = choose(
+            self.n,
+            eps_method,
+            workload,
+            time_budget,
+            noisy_total=total,
+            noisy_nonempty=nonempty,
+            model=auto_model,
+        )
+        release = self.publish(choice.method, epsilon=eps_method, **choice.params)
+        auto = {
+            "method": choice.method,
+            "params": choice.params,
+            "share": str(share),
+            "noisy_total": total,
+            "noisy_nonempty": nonempty,
+            "reason": choice.reason,
+        }
+        return replace(
+            release,
+            epsilon=epsilon,
+            ledger=features + release.ledger,
+            params={**release.params, "auto": auto},
+        )
 
     def close(self) -> None:
         """Refuse further releases."""

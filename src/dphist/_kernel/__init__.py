@@ -20,7 +20,7 @@ from .data import MAX_TOTAL, ProtectedCounts, count_cap, protect, records_per_un
 from .groups import GroupMeasurer, ProtectedGroups, int_vector, protect_groups
 from .l1_partition import NoisyPartition
 from .noise import NoiseSource, noise_source, noise_variance
-from .operators import GroupSums, Identity, IntervalSums, Query
+from .operators import GroupSums, Identity, IntervalSums, Query, TotalAndSupport
 from .selection import EFPASize, PHPClusters, Selection, SFBoundaries, WorstQuery
 from .view import Measurement, PrivateView, run_pipeline
 
@@ -46,6 +46,7 @@ __all__ = [
     "Query",
     "SFBoundaries",
     "Selection",
+    "TotalAndSupport",
     "WorstQuery",
     "as_fraction",
     "as_share",

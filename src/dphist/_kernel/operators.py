@@ -15,6 +15,9 @@ kernel reads it from the query; no block ever states a sensitivity.
 * :class:`WeightedIntervalSums` -- interval sums with per-query weights (GreedyH
   strategies): sensitivity is the maximum weighted coverage, exactly.
 
+* :class:`TotalAndSupport` -- the total and the number of non-empty bins (not
+  linear): one record moves each by at most one, sensitivity 2.
+
 No query matrix is ever built.
 """
 
@@ -36,6 +39,7 @@ __all__ = [
     "IntervalSums",
     "Query",
     "SignedIntervalSums",
+    "TotalAndSupport",
     "WeightedIntervalSums",
 ]
 
@@ -110,6 +114,37 @@ class Identity(Query):
 
     def apply(self, x: np.ndarray) -> np.ndarray:
         return np.array(x, dtype=np.int64, copy=True)
+
+
+@dataclass(frozen=True)
+class TotalAndSupport(Query):
+    """Two answers: the number of records and the number of non-empty bins.
+
+    Adding or removing one record changes the total by one and empties or fills at
+    most one bin, so each answer moves by at most one: L1 sensitivity 2, squared L2
+    sensitivity 2. (The support is not a linear query; its sensitivity is checked by
+    brute force in the tests.)
+    """
+
+    n: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "n", _check_n(self.n))
+
+    @property
+    def size(self) -> int:
+        return 2
+
+    @property
+    def sensitivity(self) -> Fraction:
+        return Fraction(2)
+
+    @property
+    def sensitivity2(self) -> Fraction:
+        return Fraction(2)
+
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        return np.array([int(np.sum(x, dtype=np.int64)), int(np.count_nonzero(x))])
 
 
 @dataclass(frozen=True, eq=False)

@@ -13,7 +13,7 @@ from .fixed import FixedQueries
 from .group import GroupTotals
 from .mwem import MultiplicativeWeights
 from .order import SortByNoisy
-from .publish import NoisyBins, NoisyTotal
+from .publish import AutoFeatures, NoisyBins, NoisyTotal
 from .smoothing import AbsoluteErrorGrouping, DensitySplit, SquaredErrorGrouping
 from .structure import (
     FourierRelease,
@@ -34,6 +34,7 @@ __all__ = [
     "REST",
     "AHPClustering",
     "AbsoluteErrorGrouping",
+    "AutoFeatures",
     "Block",
     "BucketPartition",
     "DensitySplit",

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._kernel import GroupSums, Identity, PrivateView
+from .._kernel import GroupSums, Identity, PrivateView, TotalAndSupport
 from .base import Block, State
 
-__all__ = ["NoisyBins", "NoisyTotal"]
+__all__ = ["AutoFeatures", "NoisyBins", "NoisyTotal"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,4 +47,25 @@ class NoisyTotal(Block):
         return state.with_(
             estimate=np.full(state.n, total / state.n),
             variance=np.full(state.n, m.variance / state.n**2),
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class AutoFeatures(Block):
+    """The facts ``method="auto"`` chooses from: a noisy total and a noisy number of
+    non-empty bins, in ``notes["features"]``; the estimate spreads the total evenly.
+
+    Privacy: one measurement of :class:`~dphist._kernel.TotalAndSupport` (sensitivity
+    2) with the block's whole share.
+    """
+
+    label = "auto_features"
+    spends = True
+
+    def run(self, state: State, view: PrivateView | None) -> State:
+        m = view.measure(TotalAndSupport(view.n))
+        total, nonempty = (float(v) for v in m.values)
+        return state.with_(
+            estimate=np.full(state.n, total / state.n),
+            notes={**state.notes, "features": (total, nonempty)},
         )

@@ -16,7 +16,8 @@ from rich.table import Table
 from .. import export, ingest, resources
 from ..errors import DphistError
 from ..methods import get_method
-from ..methods.advisor import choose
+from ..methods.advisor import feature_share, time_budget_seconds, workload_kind
+from ..methods.selector import CANDIDATES
 from ..release import Release
 from ..session import publish
 from .common import (
@@ -54,21 +55,31 @@ def _categories_option(text: str) -> object:
 
 def _method_params(
     method: str, items: Sequence[str] | None, workload: str | None, time_budget: float | None,
-    binning: ingest.Binning, epsilon: object,
+    auto_share: str | None, binning: ingest.Binning,
 ) -> tuple[dict[str, Any], str]:  # fmt: skip
-    """The method's settings, checked; and the method whose memory needs to plan for."""
+    """The method's settings, checked; and the method whose memory needs to plan for
+    (for auto, the most demanding candidate: its choice depends on the data)."""
     params: dict[str, Any] = parse_params(items)
     if method == "auto":
         if params:
             raise typer.BadParameter("--method auto chooses the parameters; drop --param")
-        kind: object = workload or (None if binning.numeric else "categorical")
+        kind: object = workload or (None if binning.numeric else "point")
         if isinstance(kind, str) and isinstance(number(kind), int | float):
             kind = number(kind)
         with usage("'--workload'"):
-            chosen, _, _ = choose(binning.n, epsilon, workload=kind, time_budget=time_budget)
-        return {"workload": kind, "time_budget": time_budget}, chosen
-    if workload is not None or time_budget is not None:
-        raise typer.BadParameter("--workload and --time-budget apply to --method auto only")
+            workload_kind(binning.n, kind)
+        with usage("'--time-budget'"):
+            time_budget_seconds(time_budget)
+        with usage("'--auto-share'"):
+            share = feature_share(auto_share)
+        heaviest = max(
+            (c.method for c in CANDIDATES), key=lambda m: resources.bytes_per_bin(m, binning.n)
+        )
+        return {"workload": kind, "time_budget": time_budget, "auto_share": share}, heaviest
+    if workload is not None or time_budget is not None or auto_share is not None:
+        raise typer.BadParameter(
+            "--workload, --time-budget and --auto-share apply to --method auto only"
+        )
     with usage("'--param'"):
         get_method(method).pipeline(**params)
     return params, method
@@ -118,7 +129,13 @@ def _opt(metavar: str, help: str, **kw: Any) -> Any:
 Input = Annotated[Path, typer.Argument(metavar="INPUT", help="CSV (header row first) or Parquet.")]
 Column = Annotated[str, typer.Option("--column", "-c", help="Column to count.")]
 Method = Annotated[
-    str, typer.Option(parser=parse_method, help="Method name or alias ('dphist methods'), or auto.")
+    str,
+    typer.Option(
+        parser=parse_method,
+        help="Method name or alias ('dphist methods'), or auto: spends --auto-share of "
+        "epsilon (default 1/50) on a noisy total, then runs the method a selector trained "
+        "on public data ranks best for the bins, epsilon and --workload.",
+    ),
 ]
 Edges = Annotated[str | None, _opt("E0,E1,...", "Public bin edges: [e_i, e_i+1), last closed.")]
 Categories = Annotated[str | None, _opt("A,B,...|@FILE", "Public labels, or @FILE (one per line).")]
@@ -129,10 +146,13 @@ Params = Annotated[
 ]
 Workload = Annotated[
     str | None,
-    _opt("KIND|LENGTH", "For auto: point, categorical, short, medium, long, mixed, or a query "
-         "length in bins."),
+    _opt("KIND|LENGTH", "For auto: point, short, long, all, prefix (or categorical, mixed), "
+         "or a typical query length in bins."),
 ]  # fmt: skip
 TimeBudget = Annotated[float | None, _opt("SECONDS", "For auto: time budget.", min=0.0)]
+AutoShare = Annotated[
+    str | None, _opt("SHARE", "For auto: share of epsilon for the noisy total (0 to 1/2).")
+]
 Outside = Annotated[
     str | None,
     _opt("clip|drop", "Values outside the bins: clip into the end bins (default for numbers) "
@@ -172,8 +192,8 @@ class _Request:
 def _check(
     method: str, epsilon: object, bins: str | None, binning_options: dict[str, object],
     outside: str | None, items: Sequence[str] | None, workload: str | None,
-    time_budget: float | None, privacy_unit: str | None, max_records: int | None,
-    out: Path | None, plot: Path | None,
+    time_budget: float | None, auto_share: str | None, privacy_unit: str | None,
+    max_records: int | None, out: Path | None, plot: Path | None,
 ) -> _Request:  # fmt: skip
     """Every option checked before any data is read (usage errors, exit code 2)."""
     if bins is not None:
@@ -184,7 +204,7 @@ def _check(
         binning = ingest.binning(**binning_options)
     with usage("'--outside'"):
         policy = ingest.outside_policy(binning, outside)
-    params, planned = _method_params(method, items, workload, time_budget, binning, epsilon)
+    params, planned = _method_params(method, items, workload, time_budget, auto_share, binning)
     with usage("'--max-records'"):
         k = ingest.unit_bound(privacy_unit, max_records)
     if out is not None:
@@ -229,7 +249,7 @@ def _report(
         f"epsilon = {exact(release.epsilon)}",
     )
     if "auto" in release.params:
-        say(console, f"Chosen by auto: {release.params['auto']}")
+        say(console, f"Chosen by auto: {release.params['auto']['reason']}")
     if preview:
         console.print(_preview(req.binning, release))
     console.print(ledger_table(release))
@@ -246,10 +266,11 @@ def _report(
 
 @app.command("publish")
 def publish_file(
-    source: Input, column: Column, epsilon: Epsilon, method: Method,
+    source: Input, column: Column, epsilon: Epsilon, method: Method = "auto",
     edges: Edges = None, categories: Categories = None, domain: Domain = None,
     bins: Bins = None, param: Params = None, workload: Workload = None,
-    time_budget: TimeBudget = None, outside: Outside = None, privacy_unit: Unit = None,
+    time_budget: TimeBudget = None, auto_share: AutoShare = None, outside: Outside = None,
+    privacy_unit: Unit = None,
     max_records: MaxRecords = None, strict: Strict = False, out: Out = None, plot: Plot = None,
     seed: Seed = None,
 ) -> None:  # fmt: skip
@@ -262,7 +283,7 @@ def publish_file(
     binning_options = {"edges": edges, "domain": domain, "categories": cats}
     req = _check(
         method, epsilon, bins, binning_options, outside, param, workload, time_budget,
-        privacy_unit, max_records, out, plot,
+        auto_share, privacy_unit, max_records, out, plot,
     )  # fmt: skip
     with _counting_progress(source) as progress:
         counts = ingest.count_file(

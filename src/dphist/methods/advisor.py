@@ -1,62 +1,38 @@
-"""``method="auto"``: choose a method and its settings from public facts only.
+"""``method="auto"``: choose a method and its settings from noisy features and public facts.
 
-:func:`choose` sees the number of bins ``N``, epsilon, the kind of queries the
-release will answer and an optional time budget, never the counts, so the choice
-itself reveals nothing and costs no budget. The rules follow the two papers that
-compare the registered methods:
+:func:`choose` reads the number of bins ``N``, epsilon, the kind of queries the
+release will answer, a time budget and, optionally, a noisy number of records that
+``auto`` measured through the kernel with a declared share of the budget (default
+:data:`DEFAULT_SHARE`, from the trained model; 0 uses public facts only). The model
+(:mod:`dphist.methods.selector`) ranks the candidates for those features; the first
+whose predicted run time fits the time budget is chosen. Data enter only through the
+noisy total, so the choice is post-processing of a charged measurement.
 
-Kellaris, Papadopoulos, Papadias, PVLDB 2017, §7.4 ("Takeaways"), adapted to
-dphist's certified noise:
-
-* point and short range queries favour standalone smoothing (item 1). The paper
-  names S~, measured with DAWA's published partition noise; dphist's S1 and S~ use
-  the larger certified noise (see ``PrivateView.noisy_partition``), and S2, whose
-  grouping noise needs no such surcharge, is the better standalone smoother here:
-  about half of S~'s error on point and short-range queries in every cell of the
-  ``dphist reproduce auto`` report. So S2 is chosen;
-* S2+H wins for long ranges and is the method for time-critical use (item 3);
-* for mixed or medium ranges the paper's balanced choice is S1+PMM (item 2); under
-  certified noise hierarchical smoothing does better (S1+H: the paper's second most
-  frequent skyline member, Table 2), so S1+H is chosen;
-* H and O+S~ are dominated (item 4) and never chosen.
-
-The adaptation was made with the evaluation report's data (an in-sample check, not
-an independent one).
-
-Doudalis and Mehrotra, SORTaki, §VII: sorting pays off for identity (point)
-workloads over categorical domains, where neighbouring bins have no relation; with
-the dynamic-programming partitioner (sDAHP) and ``gamma_in = 0.9`` on large domains
-(§VII-A, Tables III-IV); on small domains the best ``gamma_in`` falls with epsilon
-and the WAF finalizer is the better one at larger epsilon (§VII-C, Tables VIII-IX).
-For range queries over ordered domains sorting does not help (§VII-B, Table VII), so
-it is used for categorical workloads only.
-
-Thresholds, stated once here: a "large" categorical
-domain has at least 16,384 bins; ranges are "short" up to ``max(10, N/100)`` bins
-(SORTaki's small-range workload is lengths 1-10) and "long" beyond ``N/16``
-(Kellaris et al. Figs. 15-18: from r of about 4-16 % the fixed-query and
-hierarchical combinations overtake smoothing).
-
-Time: each candidate's run time is predicted from its complexity with a rough
-per-core constant (measured with ``benchmarks/schemes.py``); a candidate predicted
-to exceed the time budget (default :data:`DEFAULT_TIME_BUDGET` seconds) gives way to
-the next, faster one in the rule's list.
+Workload kinds (:data:`WORKLOAD_KINDS`) and what they mean in training:
+``"point"`` single bins (also ``"categorical"``); ``"short"`` ranges of 1-10 bins
+(SORTaki's small ranges); ``"long"`` ranges of N/8, N/4 and N/2 bins; ``"all"`` every
+range (also ``"mixed"``, ``"medium"``, ``"ranges"`` and no workload at all);
+``"prefix"`` the N prefixes. A typical length in bins, or a :mod:`dphist.workloads`
+workload, is mapped to the nearest kind by its mean length.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from .._kernel import validate_epsilon
 from ..errors import InputTypeError, ValidationError
+from .selector import DEFAULT_SHARE, WORKLOADS, Candidate, Model, feature_vector, load_model
 
 __all__ = [
+    "DEFAULT_SHARE",
     "DEFAULT_TIME_BUDGET",
     "WORKLOAD_KINDS",
+    "Choice",
     "choose",
     "predicted_seconds",
     "workload_kind",
@@ -65,75 +41,63 @@ __all__ = [
 #: Seconds a release may take when no time budget is given.
 DEFAULT_TIME_BUDGET = 60.0
 
-WORKLOAD_KINDS: tuple[str, ...] = ("point", "categorical", "short", "medium", "long", "mixed")
+WORKLOAD_KINDS: tuple[str, ...] = WORKLOADS
+
 _ALIASES = {
     "point": "point",
     "points": "point",
     "identity": "point",
-    "categorical": "categorical",
-    "category": "categorical",
+    "categorical": "point",
+    "category": "point",
     "short": "short",
     "small": "short",
-    "medium": "medium",
     "long": "long",
     "large": "long",
     "big": "long",
-    "mixed": "mixed",
-    "all": "mixed",
-    "prefix": "mixed",
-    "ranges": "mixed",
+    "all": "all",
+    "mixed": "all",
+    "medium": "all",
+    "ranges": "all",
+    "prefix": "prefix",
+    "prefixes": "prefix",
+    "cdf": "prefix",
 }
 
-LARGE_CATEGORICAL = 16384
 
-
-def _log2(n: int) -> float:
-    return math.log2(max(n, 2))
-
-
-# Rough single-core seconds as a function of N (constants from benchmarks/schemes.py
-# and ``dphist bench`` at N = 4,096 to 65,536, rounded up). Run time varies with the
-# data, which the choice never observes: these are typical figures only.
-_COST: dict[str, Callable[[int], float]] = {
-    "identity": lambda n: 2e-7 * n,
-    "H": lambda n: 1e-6 * n,
-    "S2+H": lambda n: 2e-8 * n * _log2(n),
-    "sDAHP": lambda n: 1e-7 * n * _log2(n),
-    "sDWF": lambda n: 1e-7 * n * _log2(n),
-    "S2": lambda n: 4e-8 * n * _log2(n),
-    "S1+H": lambda n: 5e-8 * n * _log2(n),
-}
+# Rough single-core seconds per N log2 N (from benchmarks/partitions.py and
+# benchmarks/schemes.py at N = 10**6, rounded up); typical figures only, since run time
+# varies with the data, which the choice never observes.
+_PER_NLOGN = {"P-HP": 3e-7, "DPC": 2e-7, "sDPC": 2e-7, "NF": 1e-7, "S2": 1e-7, "O+S2": 1e-7}
+_DEFAULT_PER_NLOGN = 5e-8
 
 
 def predicted_seconds(method: str, n: int) -> float:
-    """Rough run time of ``method`` (one of the candidates of :func:`choose`) on N bins."""
-    try:
-        return _COST[method](int(n))
-    except KeyError:
-        raise ValidationError(f"no time model for method {method!r}") from None
+    """Rough run time of a candidate ``method`` on ``n`` bins."""
+    return _PER_NLOGN.get(method, _DEFAULT_PER_NLOGN) * n * math.log2(max(n, 2))
 
 
-def _classify_length(length: float, n: int) -> str:
+def _kind_of_length(length: float, n: int) -> str:
     if length <= 1:
         return "point"
-    if length <= max(10, n / 100):
+    if length <= max(10.0, n / 100):
         return "short"
-    if length <= n / 16:
-        return "medium"
-    return "long"
+    if length >= n / 8:
+        return "long"
+    return "all"
 
 
 def _mean_length(workload: Any, n: int) -> float | None:
-    """Mean query length of a :mod:`dphist.workloads` workload; None for all ranges
-    or prefixes (every length)."""
+    """Mean query length of a :mod:`dphist.workloads` workload; None for all ranges."""
     from .. import workloads as wl
 
     if getattr(workload, "n", None) != n:
         raise ValidationError(
             f"workload is over {getattr(workload, 'n', '?')} bins; the histogram has {n}"
         )
-    if isinstance(workload, wl.AllRanges | wl.Prefix):
+    if isinstance(workload, wl.AllRanges):
         return None
+    if isinstance(workload, wl.Prefix):
+        return -1.0
     if isinstance(workload, wl.Windows):
         lengths = [int(x) for x in workload.lengths]
         counts = [n - x + 1 for x in lengths]
@@ -146,13 +110,12 @@ def _mean_length(workload: Any, n: int) -> float | None:
 def workload_kind(n: int, workload: object = None) -> tuple[str, str]:
     """``(kind, description)`` of the expected queries; kind is one of WORKLOAD_KINDS.
 
-    ``workload`` is None (all range lengths: ``"mixed"``), a kind name (``"point"``,
-    ``"categorical"``, ``"short"``, ``"medium"``, ``"long"``, ``"mixed"``, or
-    ``"identity"``, ``"prefix"``, ``"all"``), a typical query length in bins, or a
-    :mod:`dphist.workloads` workload over ``n`` bins (only its public bounds are read).
+    ``workload`` is None (every range: ``"all"``), a kind name or alias, a typical
+    query length in bins, or a :mod:`dphist.workloads` workload over ``n`` bins (only
+    its public bounds are read).
     """
     if workload is None:
-        return "mixed", "ranges of every length (no workload given)"
+        return "all", "ranges of every length (no workload given)"
     if isinstance(workload, str):
         kind = _ALIASES.get(workload.strip().lower())
         if kind is None:
@@ -165,70 +128,19 @@ def workload_kind(n: int, workload: object = None) -> tuple[str, str]:
         length = float(workload)
         if not (math.isfinite(length) and 1 <= length <= n):
             raise ValidationError(f"a typical query length must lie in 1..{n}; got {workload!r}")
-        kind = _classify_length(length, n)
+        kind = _kind_of_length(length, n)
         return kind, f"{kind} queries (typical length {length:g} of {n} bins)"
     mean = _mean_length(workload, n)
     if mean is None:
-        return "mixed", f"ranges of every length ({type(workload).__name__} workload)"
-    kind = _classify_length(mean, n)
+        return "all", f"ranges of every length ({type(workload).__name__} workload)"
+    if mean < 0:
+        return "prefix", "prefix queries (Prefix workload)"
+    kind = _kind_of_length(mean, n)
     return kind, f"{kind} queries (mean length {mean:.3g} of {n} bins)"
 
 
-def _gamma_in(epsilon: Fraction, n: int) -> float:
-    """SORTaki's initializer share: 0.9 on large domains (§VII-A); on small ones it
-    falls with epsilon (§VII-C, Table VIII)."""
-    if n >= LARGE_CATEGORICAL or epsilon >= 1:
-        return 0.9
-    return 0.7 if epsilon >= Fraction(1, 2) else 0.5
-
-
-_KELLARIS = "Kellaris et al. 2017 §7.4"
-_SORTAKI = "SORTaki §VII"
-
-
-def _candidates(kind: str, n: int, epsilon: Fraction) -> list[tuple[str, dict[str, Any], str]]:
-    """Methods in order of preference for this setting, each with params and why."""
-    fast = [
-        ("S2+H", {}, f"S2+H, the fastest competitive method ({_KELLARIS}, item 3 and point iv)"),
-        ("identity", {}, "identity, the linear-time baseline (nothing else fits the time budget)"),
-    ]
-    if kind == "categorical":
-        g = _gamma_in(epsilon, n)
-        if n >= LARGE_CATEGORICAL:
-            first = (
-                "sDAHP",
-                {"gamma_in": g},
-                f"sorting with the DP partitioner wins on large "
-                f"categorical domains, gamma_in = {g} ({_SORTAKI}-A, Tables III-IV)",
-            )
-        else:
-            first = (
-                "sDWF",
-                {"gamma_in": g},
-                f"sorting with the WAF finalizer on a small "
-                f"categorical domain, gamma_in = {g} for this epsilon ({_SORTAKI}-C, "
-                "Tables VIII-IX)",
-            )
-        return [first, fast[1]]
-    if kind in ("point", "short"):
-        why = (
-            "standalone smoothing wins for point and short range queries; S2 rather than "
-            "the paper's S~, whose certified partition noise is larger than DAWA's"
-        )
-        return [("S2", {}, f"{why} ({_KELLARIS}, item 1; dphist reproduce auto)"), *fast]
-    if kind == "long":
-        return [("S2+H", {}, f"S2+H wins for long ranges ({_KELLARIS}, item 3)"), *fast]
-    balanced = (
-        "S1+H",
-        {},
-        "hierarchical smoothing balances every range length; S1+H rather than the "
-        f"paper's S1+PMM under certified partition noise ({_KELLARIS}, items 2-3 and "
-        "Table 2; dphist reproduce auto)",
-    )
-    return [balanced, *fast]
-
-
-def _budget(time_budget: object) -> float:
+def time_budget_seconds(time_budget: object) -> float:
+    """A time budget in seconds, checked (None: :data:`DEFAULT_TIME_BUDGET`)."""
     if time_budget is None:
         return DEFAULT_TIME_BUDGET
     if isinstance(time_budget, bool) or not isinstance(time_budget, numbers.Real):
@@ -239,29 +151,77 @@ def _budget(time_budget: object) -> float:
     return t
 
 
-def choose(
-    n: int, epsilon: object, workload: object = None, time_budget: object = None
-) -> tuple[str, dict[str, Any], str]:
-    """``(method name, parameters, reason)`` for ``n`` bins under ``epsilon``.
+def feature_share(share: object) -> Fraction:
+    """The share of epsilon ``auto`` spends on features, read exactly, in [0, 1/2]."""
+    if share is None:
+        return DEFAULT_SHARE
+    if isinstance(share, bool):
+        raise InputTypeError("auto_share must be a number in [0, 0.5]")
+    try:
+        value = Fraction(str(share)) if isinstance(share, float | str) else Fraction(share)
+    except (TypeError, ValueError):
+        raise InputTypeError(f"auto_share must be a number in [0, 0.5]; got {share!r}") from None
+    if not 0 <= value <= Fraction(1, 2):
+        raise ValidationError(f"auto_share must lie in [0, 0.5]; got {share!r}")
+    return value
 
-    Reads public facts only (the number of bins, epsilon, the workload's kind or
-    public bounds, a time budget in seconds), so the same inputs always give the same
-    choice whatever the data. See the module docstring for the rules and sources.
+
+@dataclass(frozen=True)
+class Choice:
+    """What ``auto`` chose: the method, its settings, and why."""
+
+    method: str
+    params: dict[str, Any]
+    reason: str
+
+
+def choose(
+    n: int,
+    epsilon: object,
+    workload: object = None,
+    time_budget: object = None,
+    *,
+    noisy_total: float | None = None,
+    noisy_nonempty: float | None = None,
+    model: Model | None = None,
+) -> Choice:
+    """The method for ``n`` bins whose release spends ``epsilon``.
+
+    ``noisy_total`` and ``noisy_nonempty`` are the number of records and of non-empty
+    bins as ``auto`` measured them (None: public facts only); ``model`` replaces the
+    shipped one (the held-out evaluation fits one per data set). Deterministic: the
+    same inputs always give the same choice.
     """
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
         raise ValidationError(f"n must be a positive number of bins; got {n!r}")
     n = int(n)
     eps = validate_epsilon(epsilon)
-    seconds = _budget(time_budget)
+    seconds = time_budget_seconds(time_budget)
     kind, about = workload_kind(n, workload)
-    options = _candidates(kind, n, eps)
+    measured = noisy_total is not None
+    model = load_model() if model is None else model
+    features = feature_vector(n, float(eps), noisy_total, noisy_nonempty)
+    ranking = model.rank(features, kind, measured)
+    chosen: Candidate | None = None
     skipped = []
-    for name, params, why in options:
-        t = predicted_seconds(name, n)
-        if t <= seconds or name == options[-1][0]:
-            note = f"; predicted {t:.2g} s, time budget {seconds:g} s"
-            if skipped:
-                note += f" ({', '.join(skipped)} predicted to take longer)"
-            return name, dict(params), f"{about}, epsilon {float(eps):g}: {why}{note}"
-        skipped.append(name)
-    raise AssertionError("unreachable: the last candidate is always returned")
+    for cand in ranking.candidates:
+        if predicted_seconds(cand.method, n) <= seconds:
+            chosen = cand
+            break
+        skipped.append(cand.label)
+    if chosen is None:
+        chosen = min(ranking.candidates, key=lambda c: predicted_seconds(c.method, n))
+    seen = "public facts only"
+    if measured:
+        seen = f"noisy total {noisy_total:.6g}"
+        if noisy_nonempty is not None:
+            seen += f", noisy non-empty bins {noisy_nonempty:.6g}"
+    where = " and ".join(ranking.path) or "every histogram"
+    reason = (
+        f"{about} over {n} bins at epsilon {float(eps):g} ({seen}): the selector trained on "
+        f"public data ranks {ranking.candidates[0].label} first where {where} "
+        f"(training regret {ranking.regret:.2f})"
+    )
+    if skipped:
+        reason += f"; {', '.join(skipped)} predicted to exceed the {seconds:g} s time budget"
+    return Choice(chosen.method, dict(chosen.params), reason)

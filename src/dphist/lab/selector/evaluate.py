@@ -1,0 +1,161 @@
+"""Held-out evaluation of ``method="auto"``: leave one shape out, run the mechanism.
+
+For each family of shapes (a shared dataset with its coarser cut, e.g. NetTrace and its
+4,096-bin version, or one synthetic shape) a model is fitted on the table cells of every
+*other* family (:func:`~dphist.lab.selector.fit.fit_model`), so a dataset never trains
+the model scored on it, nor do histograms resampled from it. Every cell of the held-out
+family is then published by ``dh.publish(x, method="auto", auto_model=...)`` itself
+(:func:`auto_errors`; seeded noise). Its regret is its
+mean error over the best candidate's at the *full* epsilon -- the features' budget is
+counted against ``auto`` -- cross-fitted over two replicates (:class:`Evaluation`).
+
+:func:`proxy_regrets` scores a model on table cells without running anything (the
+chosen candidate's table error, scaled by ``1 / (1 - share)**2``); it is used to pick
+the tree size and the share before the real evaluation.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from ...methods.selector import WORKLOADS, Candidate, Model, feature_vector
+from ...session import publish
+from .fit import Settings, fit_model
+from .table import Table, workload_errors
+
+__all__ = ["FAMILIES", "Evaluation", "auto_errors", "families", "held_out", "proxy_regrets"]
+
+
+#: Shapes cut from the same data, held out together.
+FAMILIES = {"nettrace_4096": "nettrace", "searchlogs_4096": "search_logs"}
+
+
+def families(table: Table) -> dict[str, np.ndarray]:
+    """``{family: mask of its cells}`` (see :data:`FAMILIES`), in name order."""
+    names = np.array([FAMILIES.get(c.shape, c.shape) for c in table.cells])
+    return {f: names == f for f in sorted(set(names))}
+
+
+def _rng(*key: int) -> np.random.Generator:
+    return np.random.default_rng(np.random.SeedSequence(list(key)))
+
+
+def auto_errors(
+    x: np.ndarray, epsilon: float, model: Model, share: Fraction, seeds: int, salt: int = 0
+) -> tuple[np.ndarray, list[str]]:
+    """``auto``'s mean error per workload kind over ``seeds`` releases made exactly as
+    a user's (``dh.publish(x, method="auto", ...)``, with ``model``), and its most
+    frequent pick per kind."""
+    eps = Fraction(str(epsilon))
+    errors = np.zeros(len(WORKLOADS))
+    picks: list[Counter] = [Counter() for _ in WORKLOADS]
+    for s in range(seeds):
+        for w, kind in enumerate(WORKLOADS):
+            rel = publish(
+                x, method="auto", epsilon=eps, rng=_rng(salt, s), workload=kind,
+                auto_share=share, auto_model=model,
+            )  # fmt: skip
+            errors[w] += workload_errors(x, rel.estimate)[w]
+            picks[w][Candidate(rel.method, rel.params["auto"]["params"]).label] += 1
+    return errors / seeds, [p.most_common(1)[0][0] for p in picks]
+
+
+def proxy_regrets(table: Table, rows: np.ndarray, model: Model, rng: np.random.Generator):
+    """``regret[cell, epsilon, workload]`` of ``model`` from the table alone."""
+    share = float(model.share)
+    labels = [c.label for c in table.candidates]
+    out = np.zeros((rows.size, len(table.epsilons), len(WORKLOADS)))
+    for a, i in enumerate(rows):
+        for j, eps in enumerate(table.epsilons):
+            total = nonempty = None
+            if share:
+                facts = np.array([table.totals[i], table.nonzero[i]], dtype=float)
+                total, nonempty = facts + rng.laplace(0.0, 2.0 / (share * eps), 2)
+            f = feature_vector(int(table.sizes[i]), eps * (1 - share), total, nonempty)
+            for w, kind in enumerate(WORKLOADS):
+                first = model.rank(f, kind, share > 0).candidates[0]
+                e = table.errors[i, j, :, w]
+                out[a, j, w] = e[labels.index(first.label)] / (1 - share) ** 2 / e.min()
+    return out
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Per cell, epsilon and workload: auto's error and pick, against two independent
+    replicates ``a`` and ``b`` of the candidates' errors.
+
+    The least of noisy means is biased low (the all-range and prefix errors of one run
+    are dominated by a few noise directions), so :attr:`regret` is cross-fitted: the
+    best candidate of one replicate is scored by the other, both ways, and the two
+    ratios are averaged geometrically. :attr:`naive_regret` divides by the least
+    pooled mean instead (biased high).
+    """
+
+    a: Table
+    b: Table
+    auto: np.ndarray  # [cell, epsilon, workload]
+    picks: list[list[list[str]]]
+
+    @property
+    def table(self) -> Table:
+        return self.a.pooled(self.b)
+
+    @property
+    def regret(self) -> np.ndarray:
+        ea, eb = self.a.errors, self.b.errors
+        best_a = np.take_along_axis(eb, ea.argmin(axis=2)[:, :, None], 2)[:, :, 0]
+        best_b = np.take_along_axis(ea, eb.argmin(axis=2)[:, :, None], 2)[:, :, 0]
+        return self.auto / np.sqrt(best_a * best_b)
+
+    @property
+    def naive_regret(self) -> np.ndarray:
+        return self.auto / self.table.errors.min(axis=2)
+
+    @property
+    def baseline(self) -> np.ndarray:
+        labels = [c.label for c in self.a.candidates]
+        e = self.table.errors
+        return np.minimum(e[:, :, labels.index("identity")], e[:, :, labels.index("HB")])
+
+    def best_label(self, i: int, j: int, w: int) -> str:
+        e = self.table.errors
+        return self.a.candidates[int(np.argmin(e[i, j, :, w]))].label
+
+
+def _cell_job(args: tuple) -> tuple[np.ndarray, list[list[str]]]:
+    x, epsilons, model, share, seeds, salt = args
+    rows = [auto_errors(x, e, model, share, seeds, salt) for e in epsilons]
+    return np.stack([r[0] for r in rows]), [r[1] for r in rows]
+
+
+def held_out(
+    a: Table,
+    b: Table,
+    counts: Sequence[np.ndarray],
+    settings: Settings,
+    *,
+    seeds: int = 3,
+    workers: int = 2,
+) -> Evaluation:
+    """Leave-one-shape-out evaluation of ``auto`` over every cell of the replicates
+    ``a`` and ``b`` (``counts[i]`` is cell ``i``'s histogram); models are fitted on the
+    pooled table of the other shapes."""
+    pooled = a.pooled(b)
+    jobs, order = [], []
+    for held in families(pooled).values():
+        model = fit_model(pooled, np.flatnonzero(~held), settings)
+        for i in np.flatnonzero(held):
+            jobs.append((counts[i], pooled.epsilons, model, settings.share, seeds, int(i)))
+            order.append(int(i))
+    auto = np.zeros((len(pooled.cells), len(pooled.epsilons), len(WORKLOADS)))
+    picks: list[list[list[str]]] = [[] for _ in pooled.cells]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for i, (err, pick) in zip(order, pool.map(_cell_job, jobs), strict=True):
+            auto[i], picks[i] = err, pick
+    return Evaluation(a, b, auto, picks)

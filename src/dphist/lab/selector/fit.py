@@ -1,0 +1,157 @@
+"""Fitting the selector of ``method="auto"``: a cost-sensitive decision tree per workload.
+
+A training row is one histogram of the table at one epsilon, seen through the
+features ``auto`` would measure (:func:`dphist.methods.selector.feature_vector`; the
+noisy total and number of non-empty bins are simulated with the Laplace noise the
+feature share buys), and its
+cost vector: for each candidate the log of its error over the best candidate's, plus
+a hinge ``GUARD_WEIGHT * max(0, log(error / (GUARD * min(identity, HB))))`` that
+punishes losing to the better of the two plain baselines by more than ``GUARD``.
+A leaf predicts the candidate with the least total cost over its rows; a split is
+the threshold on one feature that lowers that total most (exhaustive over the sorted
+rows, with a minimum leaf size). No impurity proxy: the tree minimises the regret it
+is scored on, as Pythia's regret-based trees do (Kotsogiannis et al., SIGMOD 2017, §5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from ...methods.selector import DEFAULT_SHARE, WORKLOADS, Candidate, Model, feature_vector
+from .table import Table
+
+__all__ = ["GUARD", "Settings", "costs", "fit_model", "fit_tree", "training_rows"]
+
+GUARD = 1.2
+GUARD_WEIGHT = 4.0
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Tree size and the feature share (fractions of epsilon)."""
+
+    share: Fraction = DEFAULT_SHARE
+    depth: int = 4
+    min_leaf: float = 0.03  # fraction of the training rows
+    draws: int = 4  # noisy-feature draws per (histogram, epsilon)
+
+
+def costs(errors: np.ndarray, labels: Sequence[str]) -> np.ndarray:
+    """Cost rows from error rows (``errors[row, candidate]``), see the module docstring."""
+    e = np.maximum(errors, 1e-12)
+    regret = np.log(e / e.min(axis=1, keepdims=True))
+    base = np.minimum(e[:, labels.index("identity")], e[:, labels.index("HB")])
+    hinge = np.maximum(0.0, np.log(e / (GUARD * base[:, None])))
+    return regret + GUARD_WEIGHT * hinge
+
+
+def training_rows(
+    table: Table,
+    rows: np.ndarray,
+    workload: int,
+    settings: Settings,
+    measured: bool,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(X, C, E)`` for the table cells ``rows``: features, costs and raw errors.
+
+    The chosen method runs at ``(1 - share) epsilon``; its error there is read as the
+    table's error at epsilon times ``1 / (1 - share)**2`` (exact for noise-dominated
+    errors, an upper bound otherwise) -- the same factor for every candidate, so it
+    changes no ranking, only the features' epsilon.
+    """
+    labels = [c.label for c in table.candidates]
+    share = float(settings.share) if measured else 0.0
+    draws = settings.draws if measured else 1
+    xs, cs, es = [], [], []
+    for j, eps in enumerate(table.epsilons):
+        eps_m = eps * (1.0 - share)
+        for i in rows:
+            err = table.errors[i, j, :, workload]
+            for _ in range(draws):
+                total = nonempty = None
+                if measured:  # one measurement of sensitivity 2: scale 2 / epsilon each
+                    total, nonempty = np.array(
+                        [table.totals[i], table.nonzero[i]], dtype=float
+                    ) + rng.laplace(0.0, 2.0 / (share * eps), 2)
+                xs.append(feature_vector(int(table.sizes[i]), eps_m, total, nonempty))
+                es.append(err)
+    e = np.array(es)
+    cs = costs(e, labels)
+    return np.array(xs), cs, e
+
+
+def _leaf(cost: np.ndarray, regrets: np.ndarray, labels: Sequence[str]) -> dict[str, Any]:
+    order = np.argsort(cost.sum(axis=0), kind="stable")
+    return {
+        "rank": [labels[k] for k in order],
+        "regret": float(np.exp(regrets[:, order[0]].mean())),
+    }
+
+
+def _best_split(x: np.ndarray, c: np.ndarray, min_rows: int) -> tuple[float, int, float]:
+    """``(gain, feature, threshold)`` of the best split (gain 0: none)."""
+    total = c.sum(axis=0)
+    base = total.min()
+    best = (0.0, -1, 0.0)
+    for f in range(x.shape[1]):
+        col = x[:, f]
+        if np.isnan(col).any():
+            continue
+        order = np.argsort(col, kind="stable")
+        xs = col[order]
+        left = np.cumsum(c[order], axis=0)
+        # a split after sorted position i puts rows 0..i left; only between distinct values
+        ok = np.flatnonzero(xs[1:] > xs[:-1])
+        ok = ok[(ok + 1 >= min_rows) & (xs.size - ok - 1 >= min_rows)]
+        if ok.size == 0:
+            continue
+        cost = left[ok].min(axis=1) + (total - left[ok]).min(axis=1)
+        k = int(np.argmin(cost))
+        gain = base - cost[k]
+        if gain > best[0] + 1e-9:
+            i = ok[k]
+            best = (float(gain), f, float((xs[i] + xs[i + 1]) / 2))
+    return best
+
+
+def fit_tree(
+    x: np.ndarray, c: np.ndarray, e: np.ndarray, labels: Sequence[str], depth: int, min_rows: int
+) -> dict[str, Any]:
+    """A cost-sensitive tree over rows ``x`` with costs ``c`` (errors ``e`` for the
+    leaves' reported regret)."""
+    regrets = np.log(np.maximum(e, 1e-12) / np.maximum(e, 1e-12).min(axis=1, keepdims=True))
+    if depth == 0 or x.shape[0] < 2 * min_rows:
+        return _leaf(c, regrets, labels)
+    _, f, t = _best_split(x, c, min_rows)
+    if f < 0:
+        return _leaf(c, regrets, labels)
+    low = x[:, f] < t
+    return {
+        "feature": f,
+        "threshold": t,
+        "low": fit_tree(x[low], c[low], e[low], labels, depth - 1, min_rows),
+        "high": fit_tree(x[~low], c[~low], e[~low], labels, depth - 1, min_rows),
+    }
+
+
+def fit_model(table: Table, rows: np.ndarray, settings: Settings, seed: int = 0) -> Model:
+    """The model on the table cells ``rows``: public and measured trees per workload."""
+    labels = [c.label for c in table.candidates]
+    rng = np.random.default_rng(seed)
+    trees: dict[str, dict[str, Any]] = {"public": {}, "measured": {}}
+    for kind, measured in (("public", False), ("measured", True)):
+        if measured and settings.share == 0:  # nothing measured: the public trees serve
+            trees[kind] = trees["public"]
+            continue
+        for w, name in enumerate(WORKLOADS):
+            x, c, e = training_rows(table, rows, w, settings, measured, rng)
+            min_rows = max(2, int(settings.min_leaf * x.shape[0]))
+            trees[kind][name] = fit_tree(x, c, e, labels, settings.depth, min_rows)
+    candidates: dict[str, Candidate] = {c.label: c for c in table.candidates}
+    return Model(settings.share, trees, candidates)

@@ -1,0 +1,250 @@
+"""The error table behind ``method="auto"``: every candidate's expected error on
+DPBench-style histograms, by shape, domain size, scale, epsilon and workload.
+
+Histograms are generated as DPBench does (Hay et al., SIGMOD 2016, §5): a *shape* (a
+real histogram or a synthetic one, normalised) is reduced to ``n`` bins by summing
+adjacent bins and ``scale`` records are drawn from it (one multinomial draw,
+:func:`dphist.synthetic.resample`). Each candidate publishes the histogram with
+seeded noise ``seeds`` times; a cell of the table holds its mean squared error per
+query for each workload kind of :data:`WORKLOADS`. The true features of each
+histogram (total, number of non-empty bins) are kept beside it, so the training can
+simulate the noisy features ``auto`` measures.
+
+Everything here is the lab: public data only goes into the shipped model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from ... import datasets, metrics, synthetic, workloads
+from ...errors import DatasetUnavailableError
+from ...methods.selector import CANDIDATES, WORKLOADS, Candidate
+from ...session import publish
+
+__all__ = [
+    "EPSILONS",
+    "SCALES",
+    "SIZES",
+    "Cell",
+    "Table",
+    "build_table",
+    "cell_errors",
+    "coarsen",
+    "shapes",
+    "workload_errors",
+]
+
+SIZES = (4, 16, 64, 256, 1024, 4096)
+SCALES = (10**3, 10**4, 10**5, 10**6, 10**7)
+EPSILONS = (0.01, 0.1, 1.0)
+
+
+def _synthetic_shapes() -> dict[str, np.ndarray]:
+    """Shapes that no shared dataset has: steps, a seasonal series with spikes, a sparse
+    heavy tail, a smooth bump and a Zipf law over shuffled categories."""
+    n = 4096
+    t = np.arange(n, dtype=np.float64)
+    zipf = 1.0 / np.arange(1, n + 1)
+    return {
+        "steps": synthetic.piecewise_constant(n, segments=12, max_level=60, rng=11)[0],
+        "seasonal": synthetic.spiky(n, rng=12),
+        "sparse_tail": synthetic.sparse_power_law(n, density=0.02, rng=13),
+        "bump": np.exp(-0.5 * ((t - 1500.0) / 300.0) ** 2),
+        "zipf_categories": np.random.default_rng(14).permutation(zipf),
+    }
+
+
+def shapes(data_dir: str | os.PathLike[str] | None = None) -> dict[str, np.ndarray]:
+    """Every shape by name: the shared datasets present, then the synthetic ones."""
+    out: dict[str, np.ndarray] = {}
+    for name in datasets.DATASETS:
+        try:
+            out[name] = datasets.load(name, data_dir=data_dir)
+        except DatasetUnavailableError:
+            continue
+    out.update(_synthetic_shapes())
+    return {k: np.asarray(v, dtype=np.float64) for k, v in out.items()}
+
+
+def coarsen(shape: np.ndarray, n: int) -> np.ndarray:
+    """Sum ``shape`` into ``n`` bins of adjacent, near-equal runs (any ``n <= len``)."""
+    edges = np.linspace(0, shape.size, n + 1).round().astype(np.int64)
+    return np.add.reduceat(shape, edges[:-1])
+
+
+def _long_lengths(n: int) -> list[int]:
+    return sorted({max(1, n // 8), max(1, n // 4), max(1, n // 2)})
+
+
+_ERRORS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
+    "point": metrics.point_mse,
+    "short": lambda t, e: metrics.workload_mse(t, e, workloads.small_ranges(t.size)),
+    "long": lambda t, e: metrics.workload_mse(
+        t, e, workloads.windows(t.size, _long_lengths(t.size))
+    ),
+    "all": metrics.interval_mse,
+    "prefix": lambda t, e: metrics.workload_mse(t, e, workloads.prefix(t.size)),
+}
+
+
+def workload_errors(true: np.ndarray, estimate: np.ndarray) -> np.ndarray:
+    """Mean squared error per query for each kind of :data:`WORKLOADS`, in order."""
+    return np.array([_ERRORS[w](true, estimate) for w in WORKLOADS])
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One histogram of the table: a shape reduced to ``n`` bins with ``scale`` records."""
+
+    shape: str
+    n: int
+    scale: int  # 0: the shape's own counts, unreduced and unsampled (a real dataset)
+
+    def counts(self, all_shapes: dict[str, np.ndarray]) -> np.ndarray:
+        base = all_shapes[self.shape]
+        if self.scale == 0:
+            return base.astype(np.int64)
+        seed = int.from_bytes(hashlib.sha256(repr(self).encode()).digest()[:8], "little")
+        return synthetic.resample(coarsen(base, self.n), self.scale, rng=seed)
+
+
+def mean_lengths(n: int) -> np.ndarray:
+    """Mean query length of each workload kind over ``n`` bins."""
+
+    def windows(lengths: Sequence[int]) -> float:
+        ls = np.array([x for x in lengths if x <= n], dtype=float)
+        return float((ls * (n - ls + 1)).sum() / (n - ls + 1).sum())
+
+    return np.array(
+        [1.0, windows(range(1, 11)), windows(_long_lengths(n)), (n + 2) / 3, (n + 1) / 2]
+    )
+
+
+def identity_errors(n: int, epsilon: float) -> np.ndarray:
+    """Identity's exact expected error per workload kind: its per-bin noise variance
+    times the mean query length (independent noise on every bin)."""
+    zeros = np.zeros(n, dtype=np.int64)
+    variance = float(publish(zeros, method="identity", epsilon=epsilon, rng=0).noise_variance[0])
+    return variance * mean_lengths(n)
+
+
+def cell_errors(
+    x: np.ndarray,
+    epsilon: float,
+    candidates: Sequence[Candidate] = CANDIDATES,
+    seeds: int = 3,
+    first_seed: int = 0,
+) -> np.ndarray:
+    """``errors[c, w]``: candidate ``c``'s mean error on workload ``w`` over ``seeds``
+    seeded runs; identity's is its exact expectation (:func:`identity_errors`), so the
+    baseline every regret is guarded against carries no sampling noise."""
+    out = np.zeros((len(candidates), len(WORKLOADS)))
+    for c, cand in enumerate(candidates):
+        if cand == Candidate("identity"):
+            out[c] = identity_errors(int(x.size), epsilon) * seeds
+            continue
+        for s in range(first_seed, first_seed + seeds):
+            est = publish(x, method=cand.method, epsilon=epsilon, rng=s, **cand.params).estimate
+            out[c] += workload_errors(x, est)
+    return out / seeds
+
+
+@dataclass(frozen=True)
+class Table:
+    """``errors[cell, epsilon, candidate, workload]`` with each cell's true facts."""
+
+    cells: tuple[Cell, ...]
+    epsilons: tuple[float, ...]
+    candidates: tuple[Candidate, ...]
+    errors: np.ndarray
+    totals: np.ndarray  # true number of records of each cell
+    nonzero: np.ndarray  # true number of non-empty bins of each cell
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return np.array([c.n for c in self.cells])
+
+    def pooled(self, other: Table) -> Table:
+        """The table whose errors average this one's and ``other``'s (an independent
+        replicate of the same cells: twice the seeds)."""
+        if other.cells != self.cells or other.candidates != self.candidates:
+            raise ValueError("replicates must have the same cells and candidates")
+        return replace(self, errors=(self.errors + other.errors) / 2)
+
+
+def _one(args: tuple) -> tuple[np.ndarray, int, int]:
+    cell, all_shapes, epsilons, candidates, seeds, first_seed = args
+    x = cell.counts(all_shapes)
+    errs = np.stack([cell_errors(x, e, candidates, seeds, first_seed) for e in epsilons])
+    return errs, int(x.sum()), int(np.count_nonzero(x))
+
+
+def build_table(
+    cells: Sequence[Cell],
+    all_shapes: dict[str, np.ndarray],
+    *,
+    epsilons: Sequence[float] = EPSILONS,
+    candidates: Sequence[Candidate] = CANDIDATES,
+    seeds: int = 3,
+    first_seed: int = 0,
+    workers: int = 2,
+    cache: Path | None = None,
+) -> Table:
+    """Measure every cell (in ``workers`` processes) with seeds ``first_seed ..
+    first_seed + seeds - 1``; ``cache`` (an ``.npz`` path) keeps finished cells so an
+    interrupted build resumes."""
+    key = _key(epsilons, candidates, seeds, first_seed)
+    done: dict[Cell, tuple[np.ndarray, int, int]] = {}
+    if cache is not None and cache.is_file():
+        with np.load(cache, allow_pickle=True) as z:
+            if "key" in z and str(z["key"]) == key:  # else stale: built for another grid
+                for i, c in enumerate(z["cells"]):
+                    row = (z["errors"][i], int(z["totals"][i]), int(z["nonzero"][i]))
+                    done[Cell(str(c[0]), int(c[1]), int(c[2]))] = row
+    todo = [c for c in cells if c not in done]
+    jobs = [(c, all_shapes, tuple(epsilons), tuple(candidates), seeds, first_seed) for c in todo]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for k, (cell, result) in enumerate(zip(todo, pool.map(_one, jobs), strict=True)):
+            done[cell] = result
+            if cache is not None and (k % 20 == 19 or k == len(todo) - 1):
+                _save(cache, done, key, epsilons)
+    rows = [done[c] for c in cells]
+    return Table(
+        tuple(cells),
+        tuple(epsilons),
+        tuple(candidates),
+        np.stack([r[0] for r in rows]),
+        np.array([r[1] for r in rows]),
+        np.array([r[2] for r in rows]),
+    )
+
+
+def _key(epsilons: Sequence[float], candidates: Sequence[Candidate], seeds: int, first: int) -> str:
+    """What a cached table was built for: epsilons, candidates and seeds."""
+    labels = ",".join(c.label for c in candidates)
+    return f"eps={list(epsilons)};candidates={labels};seeds={first}+{seeds}"
+
+
+def _save(
+    path: Path, done: dict[Cell, tuple[np.ndarray, int, int]], key: str, epsilons: Sequence[float]
+) -> None:
+    cells = list(done)
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez(
+        tmp,
+        key=np.array(key),
+        epsilons=np.array(epsilons),
+        cells=np.array([(c.shape, c.n, c.scale) for c in cells], dtype=object),
+        errors=np.stack([done[c][0] for c in cells]),
+        totals=np.array([done[c][1] for c in cells]),
+        nonzero=np.array([done[c][2] for c in cells]),
+    )
+    os.replace(tmp, path)

@@ -1,0 +1,196 @@
+"""The candidates of ``method="auto"`` and the trained model that ranks them.
+
+The model (``auto_model.json`` beside this module) is a small cost-sensitive decision
+tree per workload kind, fitted on public data only by ``dphist reproduce auto``
+(``dphist.lab.selector``): DPBench-style histograms drawn from the shared datasets and
+synthetic shapes (shape x domain size x scale), each candidate's measured error per
+workload, in the manner of Pythia (Kotsogiannis et al., SIGMOD 2017). It reads
+:func:`feature_vector` -- the number of bins, the method's epsilon and, when ``auto``
+spends a share of the budget on it, the noisy number of records -- and returns the
+candidates ranked by their training regret in the leaf the features fall in. The
+file is data, not code: the same inputs give the same ranking.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InternalError
+
+__all__ = [
+    "CANDIDATES",
+    "DEFAULT_SHARE",
+    "FEATURES",
+    "MODEL_FILE",
+    "WORKLOADS",
+    "Candidate",
+    "Model",
+    "Ranking",
+    "feature_vector",
+    "load_model",
+]
+
+#: Workload kinds the model is trained for, in table order.
+WORKLOADS: tuple[str, ...] = ("point", "short", "long", "all", "prefix")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A registered method with fixed settings."""
+
+    method: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        if not self.params:
+            return self.method
+        inner = ",".join(f"{k}={v}" for k, v in sorted(self.params.items()))
+        return f"{self.method}[{inner}]"
+
+    def __hash__(self) -> int:
+        return hash(self.label)
+
+
+#: The pool ``auto`` chooses from: every method that was best or within 10% of the best
+#: in a sweep of all registered methods (and split variants) over 96 histograms x 2
+#: epsilons x 5 workloads, plus HB (so that ``auto`` is never worse by design than the
+#: better of identity and HB). S1 is left out: under the certified partition it equals S~.
+CANDIDATES: tuple[Candidate, ...] = (
+    Candidate("identity"),
+    Candidate("HB"),
+    Candidate("OPT-H"),
+    Candidate("OPT-H", {"workload": "prefix"}),
+    Candidate("NF"),
+    Candidate("S2"),
+    Candidate("S~"),
+    Candidate("S~", {"ratio": 0.4}),
+    Candidate("O+S2"),
+    Candidate("S1+H"),
+    Candidate("S2+H"),
+    Candidate("AHP"),
+    Candidate("sDAHP"),
+    Candidate("DPC"),
+    Candidate("sDPC"),
+    Candidate("DAWA"),
+    Candidate("DAWA", {"ratio": 0.15}),
+    Candidate("DAWA", {"ratio": 0.4}),
+    Candidate("PrivTree"),
+    Candidate("PrivTree", {"ratio": 0.15}),
+    Candidate("P-HP"),
+)
+
+
+#: The share of epsilon ``auto`` spends on its noisy total unless told otherwise; the
+#: shipped model is trained for it (``dphist reproduce auto`` compares shares).
+DEFAULT_SHARE = Fraction(1, 50)
+
+#: Names of the entries of :func:`feature_vector`, in order.
+FEATURES: tuple[str, ...] = (
+    "log2_bins",
+    "log10_epsilon",
+    "log10_signal",
+    "log10_signal_per_bin",
+    "nonempty_fraction",
+)
+
+MODEL_FILE = Path(__file__).with_name("auto_model.json")
+
+
+def feature_vector(
+    n: int, epsilon: float, total: float | None, nonempty: float | None = None
+) -> np.ndarray:
+    """What the model sees: ``log2 N``, ``log10 epsilon`` and, when ``auto`` measured
+    them, ``log10(epsilon * total)`` (signal to noise of the whole histogram, DPBench's
+    scale x epsilon), ``log10(epsilon * total / N)`` (per bin) and the share of
+    non-empty bins, each floored or clipped so that noisy values stay finite and in
+    range. ``epsilon`` is the chosen method's; missing values are NaN."""
+    v = [math.log2(n), math.log10(epsilon), math.nan, math.nan, math.nan]
+    if total is not None:
+        signal = epsilon * max(float(total), 0.0)
+        v[2] = math.log10(max(signal, 1e-1))
+        v[3] = math.log10(max(signal / n, 1e-4))
+    if nonempty is not None:
+        v[4] = min(max(float(nonempty) / n, 0.0), 1.0)
+    return np.array(v)
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The candidates of one leaf, best first, with the leaf's path and training regret."""
+
+    candidates: tuple[Candidate, ...]
+    path: tuple[str, ...]
+    regret: float  # geometric-mean training regret of the first candidate in the leaf
+
+
+@dataclass(frozen=True)
+class Model:
+    """One tree per workload kind for each feature set (``"public"``: N and epsilon
+    only; ``"measured"``: with the noisy total), and the default feature share."""
+
+    share: Fraction
+    trees: dict[str, dict[str, Any]]
+    candidates: dict[str, Candidate]
+
+    def rank(self, features: np.ndarray, workload: str, measured: bool) -> Ranking:
+        node = self.trees["measured" if measured else "public"][workload]
+        low: dict[int, float] = {}
+        high: dict[int, float] = {}
+        while "feature" in node:
+            f, t = int(node["feature"]), float(node["threshold"])
+            if features[f] < t:
+                high[f] = min(high.get(f, math.inf), t)
+                node = node["low"]
+            else:
+                low[f] = max(low.get(f, -math.inf), t)
+                node = node["high"]
+        ranked = tuple(self.candidates[label] for label in node["rank"])
+        return Ranking(ranked, _bounds(low, high), float(node["regret"]))
+
+    def to_json(self) -> str:
+        data = {
+            "share": str(self.share),
+            "candidates": {
+                k: {"method": c.method, "params": c.params} for k, c in self.candidates.items()
+            },
+            "trees": self.trees,
+        }
+        return json.dumps(data, indent=1, sort_keys=True)
+
+
+def _bounds(low: dict[int, float], high: dict[int, float]) -> tuple[str, ...]:
+    """A leaf's region, one interval per feature: ``"3 <= log2_bins < 9"``."""
+    out = []
+    for f in sorted(set(low) | set(high)):
+        lo = f"{low[f]:.3g} <= " if f in low else ""
+        hi = f" < {high[f]:.3g}" if f in high else ""
+        out.append(f"{lo}{FEATURES[f]}{hi}")
+    return tuple(out)
+
+
+def model_from_json(text: str) -> Model:
+    data = json.loads(text)
+    candidates = {
+        label: Candidate(c["method"], dict(c["params"])) for label, c in data["candidates"].items()
+    }
+    return Model(Fraction(data["share"]), data["trees"], candidates)
+
+
+@lru_cache(maxsize=1)
+def load_model() -> Model:
+    """The shipped model (read once)."""
+    try:
+        return model_from_json(MODEL_FILE.read_text())
+    except (OSError, KeyError, ValueError) as exc:
+        raise InternalError(
+            f"the auto model {MODEL_FILE.name} is missing or damaged: {exc}"
+        ) from exc
