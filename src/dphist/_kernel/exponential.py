@@ -1,11 +1,11 @@
 """Exact exponential mechanism on lattice scores, from integer arithmetic.
 
 Under zero-concentrated DP a selection runs as the exponential mechanism rather than
-report noisy min: an epsilon exponential mechanism has epsilon-bounded range, which
-is ``epsilon**2 / 8``-zCDP (bounded range: Durfee and Rogers, NeurIPS 2019; its zCDP
-cost: Cesar and Rogers, ALT 2021), a quarter of the ``epsilon**2 / 2`` of an arbitrary pure epsilon step. Report
+report noisy min: an epsilon exponential mechanism has epsilon-bounded range (Durfee
+and Rogers, NeurIPS 2019), which is ``epsilon**2 / 8``-zCDP (Cesar and Rogers, ALT
+2021), a quarter of the ``epsilon**2 / 2`` of an arbitrary pure epsilon step. Report
 noisy min with Laplace noise is epsilon-DP but not known to have bounded range, so it
-keeps the pure cost.
+would keep the pure cost.
 
 :func:`exponential_draw` returns index ``i`` with probability proportional to
 ``exp(-d_i p / q)`` for integers ``d_i >= 0`` (lattice scores minus their minimum)

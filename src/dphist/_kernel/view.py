@@ -249,9 +249,7 @@ class PrivateView:
         exact = np.asarray(query.apply_real(self._data._read()), dtype=np.float64)
         gf = float(g)
         noisy = np.rint(exact / gf) * gf + gf * self._noise.discrete_gaussian(a, b, query.size)
-        return Measurement(
-            noisy, query, rho, variance, gf * gf * discrete_gaussian_variance(a, b)
-        )
+        return Measurement(noisy, query, rho, variance, gf * gf * discrete_gaussian_variance(a, b))
 
     def select(self, selection: Selection, *, epsilon: object = None) -> Any:
         """Run a private selection (:mod:`~dphist._kernel.selection`) on the counts.
@@ -270,12 +268,9 @@ class PrivateView:
         n = self.n
         chosen = selection.for_unit(self._k)
         bounded = self._zcdp and chosen.bounded_range
-        if self._zcdp:
-            # the run epsilon e whose cost c e**2 fits rho (c: the selection's steps
-            # added up in rho, each exponential choice e_i**2 / 8, a pure step e**2 / 2)
-            pure = pure_epsilon_within(charged / (2 * chosen.zcdp_cost(n)))
-        else:
-            pure = charged
+        # under zCDP: the run epsilon e whose cost c e**2 fits rho (c adds the selection's
+        # steps up in rho: an exponential choice e_i**2 / 8, a pure step e**2 / 2)
+        pure = pure_epsilon_within(charged / (2 * chosen.zcdp_cost(n))) if self._zcdp else charged
         eps = pure / self._k  # group privacy: one unit moves up to K records
         self._budget.charge(
             Charge(
