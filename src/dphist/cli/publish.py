@@ -196,9 +196,7 @@ def _check(
         binning = ingest.binning(**binning_options)
     with usage("'--outside'"):
         policy = ingest.outside_policy(binning, outside)
-    params, planned = _method_params(
-        method, items, workload, time_budget, binning, chosen.amount
-    )
+    params, planned = _method_params(method, items, workload, time_budget, binning, chosen.amount)
     with usage("'--max-records'"):
         k = ingest.unit_bound(privacy_unit, max_records)
     if out is not None:
@@ -285,8 +283,6 @@ def publish_file(
             source, column, req.binning, outside=req.policy, rng=seed, strict=strict,
             progress=progress, **req.unit,
         )  # fmt: skip
-    release = publish(
-        counts, method=method, rng=seed, **req.amount, **req.unit, **req.params
-    )
+    release = publish(counts, method=method, rng=seed, **req.amount, **req.unit, **req.params)
     written = _outputs(req, release, column, strict, out, plot)
     _report(req, release, column, strict, written, out is None, seed)
