@@ -111,8 +111,12 @@ def gaussian_noise_variance(sensitivity2: Fraction, rho: Fraction) -> float:
 
 def discrete_gaussian_variance(a: int, b: int) -> float:
     """Variance of the discrete Gaussian with ``sigma**2 = a/b`` (at most ``a/b``; CKS20
-    Prop. 19), summed over ``|y| <= 40 sigma + 40`` where the tail is below 1e-300."""
+    Prop. 19), summed over ``|y| <= 40 sigma + 40`` where the tail is below 1e-300. From
+    ``sigma**2 >= 9`` on it is ``a/b`` in floating point: by Poisson summation the gap
+    is about ``4 pi**2 sigma**4 exp(-2 pi**2 sigma**2)``, below 1e-70."""
     sigma2 = a / b
+    if sigma2 >= 9.0:
+        return sigma2
     y = np.arange(1, int(40 * math.sqrt(sigma2)) + 41, dtype=np.float64)
     w = np.exp(-(y * y) / (2.0 * sigma2))
     return float(2.0 * np.sum(y * y * w) / (1.0 + 2.0 * np.sum(w)))
