@@ -70,3 +70,18 @@ def test_tree_variance_under_zcdp_matches_the_gaussian_levels():
     assert sigma2 == {Fraction(5)} and len(runs[0].ledger) == 5  # 5 / (2 * 1/2)
     empirical = np.var(np.array([r.estimate for r in runs]), axis=0).mean()
     assert empirical == pytest.approx(float(runs[0].noise_variance.mean()), rel=0.1)
+
+
+def test_session_rhos_add_exactly_and_convert():
+    """Ten releases of rho 0.01 fit exactly in a session of 0.1; an eleventh is refused;
+    the session's total converts like one release of rho 0.1."""
+    with dh.Session(np.arange(16), budget=dh.zCDP("0.1"), rng=0) as s:
+        rels = [s.publish("identity", rho=0.01) for _ in range(10)]
+        assert s.spent == Fraction(1, 10) and s.remaining == 0
+        with pytest.raises(dh.BudgetExceededError):
+            s.publish("identity", rho=0.01)
+    assert all(r.spent == Fraction(1, 100) for r in rels)
+    assert s.definition.epsilon_at(1e-6) == pytest.approx(
+        dh.publish(np.arange(16), rho="0.1", method="identity", rng=0).epsilon_at(1e-6)
+    )
+    assert rels[0].epsilon_at(1e-6) < s.definition.epsilon_at(1e-6)
