@@ -74,9 +74,7 @@ def _measure_levels(
     view: PrivateView, layout: TreeLayout, cells: list[np.ndarray], allocation: str
 ) -> tuple[list[np.ndarray], list[float]]:
     """Noisy counts of each level's cells (each level a partition of the bins)."""
-    levels = split_epsilon(
-        view.remaining, layout.n_levels, allocation, _noise(view.definition)
-    )
+    levels = split_epsilon(view.remaining, layout.n_levels, allocation, _noise(view.definition))
     return _measure(view, layout, cells, levels)
 
 
@@ -240,7 +238,9 @@ class TreeCutAbsolute(_TreeCut):
 
     def run(self, state: State, view: PrivateView | None) -> State:
         layout, final_var = self._setup(state)
-        cut = view.select(l1_selection(self.noise, layout, np.sqrt(final_var / 2), state.n))
+        # expected absolute publication error: sqrt(V/2) for Laplace, sqrt(2V/pi) Gaussian
+        spread = 2.0 / np.pi if state.definition == "zcdp" else 0.5
+        cut = view.select(l1_selection(self.noise, layout, np.sqrt(final_var * spread), state.n))
         return state.with_(notes={**state.notes, "tree": layout, "cut": cut})
 
 

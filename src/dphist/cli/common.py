@@ -14,9 +14,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .. import __version__, export
+from .. import PureDP, __version__, export, zCDP
 from .._kernel import validate_epsilon
-from ..definitions import PureDP, zCDP
 from ..errors import DphistError, UnknownMethodError
 from ..methods import get_method
 from ..release import Release

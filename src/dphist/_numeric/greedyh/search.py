@@ -552,12 +552,9 @@ def greedy_h(
     objective : {"reference", "trace"}
         Scoring rule, see above.
     norm : {"l1", "l2"}
-        What adds up to 1 along every root-to-leaf path: the weights (L1 sensitivity
-        1, for Laplace noise) or their squares (L2 sensitivity 1, for Gaussian noise
-        under zCDP). For ``"l2"`` a node's query gets weight ``sqrt(1 - p**2)`` of what
-        its ancestors leave, so its squared weight in the score and in the
-        Sherman-Morrison step is ``1 - p**2`` instead of ``(1 - p)**2``; the search is
-        otherwise the same.
+        What adds up to 1 on every root-to-leaf path: the weights (L1 sensitivity 1,
+        Laplace noise) or their squares (L2 sensitivity 1, Gaussian noise under zCDP;
+        the node's squared weight ``1 - p**2`` replaces ``(1 - p)**2`` throughout).
 
     Returns
     -------
@@ -578,10 +575,9 @@ def greedy_h(
     grid = check_int(grid, "grid", 1)
     if not isinstance(objective, str) or objective not in OBJECTIVES:
         raise ValidationError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
-    trace = objective == "trace"
     if norm not in ("l1", "l2"):
         raise ValidationError(f"norm must be 'l1' or 'l2', got {norm!r}")
-    l2 = norm == "l2"
+    trace, l2 = objective == "trace", norm == "l2"
 
     size, breaks, gram = _breaks(M)
     lo, hi, depth, kind, parent = _build_tree(size, branch, breaks)
@@ -597,10 +593,8 @@ def greedy_h(
 
     weight, worst = _path_weights(parent, kind, share, l2)
     if not worst <= _PATH_TOL:
-        raise InternalError(
-            f"GreedyH weights ({norm}) along a root-to-leaf path do not sum to 1 "
-            f"(worst deviation {worst:.3g})"
-        )
+        msg = f"GreedyH weights ({norm}) on a root-to-leaf path do not sum to 1 ({worst:.3g})"
+        raise InternalError(msg)
     keep = weight > 0.0
     return GreedyHStrategy(
         lo=lo[keep],

@@ -154,13 +154,10 @@ def audit_pair(
 ) -> PairResult:
     """Two-phase audit of ``mechanism`` on one neighbour pair (see the module docs).
 
-    ``epsilon`` and ``delta`` default to the mechanism's claim. ``seed`` (int or
-    SeedSequence) fixes every run: the four streams (search/confirm x two inputs) are
-    distinct children. The probability of ``flagged`` for an epsilon-DP mechanism is
-    at most ``alpha``. For an (epsilon, delta) claim (``delta > 0``: a zCDP mechanism at
-    the epsilon its rho implies) events are ranked and confirmed by the lower bound on
-    ``P_x(E) - e^epsilon P_x'(E)``, which may not exceed delta; again a correct
-    mechanism is flagged with probability at most ``alpha``.
+    ``epsilon`` and ``delta`` default to the mechanism's claim (``delta > 0``: events
+    ranked and confirmed by the bound on ``P_x(E) - e^epsilon P_x'(E)``). ``seed`` (int
+    or SeedSequence) fixes every run: the four streams (search/confirm x two inputs)
+    are distinct children. A correct mechanism is flagged with probability <= ``alpha``.
     """
     pair = _as_neighbour(pair)
     if n_search < 10 or n_confirm < 10 or k < 1 or not 0 < alpha < 1:
