@@ -71,3 +71,15 @@ def test_large_sigma_and_reproducible_seeds():
     assert np.std(x) == pytest.approx(4000, rel=0.03)
     y = discrete_gaussian(GeneratorBits(np.random.default_rng(1)), a, b, 20_000)
     assert np.array_equal(x, y)
+
+
+@pytest.mark.parametrize(("a", "b", "k"), [(1, 3, 2), (2, 1, 4), (9, 1, 8)])
+def test_tails_match_the_exact_law(a, b, k):
+    """P(|Y| >= k) beyond two to three sigma, against the exact pmf (400,000 draws)."""
+    draws = discrete_gaussian(GeneratorBits(np.random.default_rng(7 * a + b)), a, b, 400_000)
+    y = np.arange(-2000, 2001)
+    p = exact_pmf(a / b, y)
+    tail = float(p[np.abs(y) >= k].sum())
+    se = math.sqrt(tail * (1 - tail) / draws.size)
+    assert abs(np.mean(np.abs(draws) >= k) - tail) < 5 * se
+    assert 0.001 < tail < 0.1  # a real tail, not the bulk

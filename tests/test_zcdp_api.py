@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import dphist as dh
+from dphist.blocks import NoisyTotal
 from dphist.errors import InputTypeError, ValidationError
 from dphist.guarantee import ZCDP_SECURE
 
@@ -27,17 +28,21 @@ def test_publish_with_rho_charges_rho_and_states_the_guarantee():
     assert "rho=0.05" in repr(rel)
 
 
-def test_session_refuses_methods_without_a_gaussian_form_before_reading():
+def test_session_refuses_methods_without_a_gaussian_form_before_reading(monkeypatch):
+    """Every registered method has a zCDP form; a block without one (here NoisyTotal,
+    patched) makes its method refuse before anything is charged or read."""
+    assert dh.zcdp_methods() == [m.name for m in dh.list_methods()]
+    monkeypatch.setattr(NoisyTotal, "zcdp", False)
     with dh.Session(np.arange(32), budget=dh.zCDP(1), rng=0) as s:
         with pytest.raises(ValidationError, match="no zero-concentrated DP version"):
-            s.publish("AHP", rho=0.5)
+            s.publish("uniform", rho=0.5)
         with pytest.raises(ValidationError, match="give rho="):
             s.publish("identity", epsilon=0.5)
         assert s.remaining == 1 and s.ledger == ()
         s.publish("identity", rho=0.25)
-        s.publish("Privelet", rho=0.75)
+        s.publish("AHP", rho=0.75)
         assert s.remaining == 0
-    assert set(dh.zcdp_methods()) >= {"identity", "uniform", "H", "HB", "Boost", "Privelet"}
+    assert "uniform" not in dh.zcdp_methods()
 
 
 def test_budget_arguments_are_checked():
@@ -55,12 +60,28 @@ def test_budget_arguments_are_checked():
 
 
 def test_tree_variance_under_zcdp_matches_the_gaussian_levels():
-    """HB over 256 bins (fan-out 16, 3 levels): each level gets rho/3, so a node's noise
-    has variance 3/(2 rho); the leaves' reported variance comes from it by least squares."""
+    """HB over 256 bins under zCDP: the Gaussian rule picks fan-out 4 (5 levels, not
+    Laplace's 16 and 3); each level gets rho/5, so a node's noise has variance
+    5/(2 rho); the leaves' reported variance comes from it by least squares."""
     n, rho = 256, Fraction(1, 2)
     x = np.zeros(n, dtype=np.int64)
     runs = [dh.publish(x, rho=rho, method="HB", rng=s) for s in range(300)]
     sigma2 = {c.scale for c in runs[0].ledger}
-    assert sigma2 == {Fraction(3)}  # 3 / (2 * 1/2)
+    assert sigma2 == {Fraction(5)} and len(runs[0].ledger) == 5  # 5 / (2 * 1/2)
     empirical = np.var(np.array([r.estimate for r in runs]), axis=0).mean()
     assert empirical == pytest.approx(float(runs[0].noise_variance.mean()), rel=0.1)
+
+
+def test_session_rhos_add_exactly_and_convert():
+    """Ten releases of rho 0.01 fit exactly in a session of 0.1; an eleventh is refused;
+    the session's total converts like one release of rho 0.1."""
+    with dh.Session(np.arange(16), budget=dh.zCDP("0.1"), rng=0) as s:
+        rels = [s.publish("identity", rho=0.01) for _ in range(10)]
+        assert s.spent == Fraction(1, 10) and s.remaining == 0
+        with pytest.raises(dh.BudgetExceededError):
+            s.publish("identity", rho=0.01)
+    assert all(r.spent == Fraction(1, 100) for r in rels)
+    assert s.definition.epsilon_at(1e-6) == pytest.approx(
+        dh.publish(np.arange(16), rho="0.1", method="identity", rng=0).epsilon_at(1e-6)
+    )
+    assert rels[0].epsilon_at(1e-6) < s.definition.epsilon_at(1e-6)

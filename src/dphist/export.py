@@ -267,9 +267,11 @@ def _group_rows(release: Any) -> list[dict[str, Any]]:
 
 
 def _group_meta(release: Any) -> dict[str, Any]:
+    definition = getattr(release, "definition", "pure")
     meta = {
         "format": "dphist-group-sizes/1",
-        "epsilon": str(release.epsilon),
+        "definition": definition,
+        "rho" if definition == "zcdp" else "epsilon": str(release.epsilon),
         "methods": list(release.methods),
         "K": release.k,
         "merge": release.merge,
@@ -292,11 +294,11 @@ def _write_group_csv(tmp: Path, rows: list[dict[str, Any]]) -> None:
         out.writerows(rows)
 
 
-def group_size_files(path: str | Path, release: Any) -> list[Pending]:
-    """The files :func:`write_group_sizes` would write."""
+def group_size_files(path: str | Path, release: Any, **provenance: Any) -> list[Pending]:
+    """The files :func:`write_group_sizes` would write (``provenance`` recorded as given)."""
     p = Path(path)
     fmt = output_format(p, GROUP_FORMATS)
-    meta = _group_meta(release)
+    meta = {**_group_meta(release), **provenance}
     rows = _group_rows(release)
     if fmt == "json":
         text = json.dumps({**meta, "histograms": rows}, indent=1, default=json_default)
@@ -308,6 +310,6 @@ def group_size_files(path: str | Path, release: Any) -> list[Pending]:
     ]
 
 
-def write_group_sizes(path: str | Path, release: Any) -> list[Path]:
+def write_group_sizes(path: str | Path, release: Any, **provenance: Any) -> list[Path]:
     """Write a group-size release to ``path`` (.json or .csv, ledger beside a CSV)."""
-    return write(group_size_files(path, release))
+    return write(group_size_files(path, release, **provenance))

@@ -12,6 +12,7 @@ from .errors import InputTypeError
 
 __all__ = [
     "GROUPS_SECURE",
+    "GROUPS_ZCDP_SECURE",
     "SECURE",
     "SEEDED",
     "UNCERTIFIED",
@@ -45,6 +46,13 @@ GROUPS_SECURE = (
     "number of groups per region are public), with epsilon as in the ledger: exact "
     "discrete Laplace noise from the operating system's CSPRNG (timing side channels and "
     "code in the same process are not covered)"
+)
+GROUPS_ZCDP_SECURE = (
+    "rho-zCDP (zero-concentrated DP) for neighbours that add or remove one entity (the "
+    "hierarchy and the number of groups per region are public), with rho as in the "
+    "ledger, hence (epsilon, delta)-DP for every delta (GroupSizeRelease.epsilon_at): "
+    "exact discrete Gaussian noise from the operating system's CSPRNG (timing side "
+    "channels and code in the same process are not covered)"
 )
 
 
@@ -88,13 +96,14 @@ def histogram_guarantee(
     )  # fmt: skip
 
 
-def group_guarantee(private: bool, unit: str, max_records: int) -> str:
+def group_guarantee(private: bool, unit: str, max_records: int, definition: str = "pure") -> str:
     """The guarantee of a group-size release (the unit is an entity by default)."""
     if not private:
         return SEEDED
+    text = GROUPS_ZCDP_SECURE if definition == "zcdp" else GROUPS_SECURE
     if unit == "entity" and max_records == 1:
-        return GROUPS_SECURE
+        return text
     return _for_unit(
-        GROUPS_SECURE, "add or remove one entity", unit, max_records,
+        text, "add or remove one entity", unit, max_records,
         "add or remove one privacy unit",
     )  # fmt: skip

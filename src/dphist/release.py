@@ -154,6 +154,7 @@ class Release:
             "epsilon_exact": str(self.epsilon),
             "spent_exact": str(self.spent),
             "definition": self.definition,
+            **({"rho": float(self.epsilon)} if self.definition == "zcdp" else {}),
             "private": self.private,
             "guarantee": self.guarantee,
             "privacy_unit": self.privacy_unit,

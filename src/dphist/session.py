@@ -29,12 +29,17 @@ from ._kernel import (
     protect,
     validate_epsilon,
 )
-from .blocks import REST, AutoFeatures, Pipeline
 from .definitions import PureDP, budget_of, zCDP
 from .errors import PrivacyError, ValidationError
 from .guarantee import histogram_guarantee, unit_terms
 from .methods import get_method, list_methods
-from .methods.advisor import choose, feature_share, time_budget_seconds, workload_kind
+from .methods.advisor import (
+    choose,
+    feature_share,
+    features_pipeline,
+    time_budget_seconds,
+    workload_kind,
+)
 from .methods.run import run
 from .methods.selector import Model
 from .release import Release
@@ -218,7 +223,7 @@ class Session:
         features: tuple[Charge, ...] = ()
         if eps_features > 0:
             outcome = run(
-                Pipeline((AutoFeatures(share=REST),)),
+                features_pipeline(),
                 self._data,
                 epsilon=eps_features,
                 budget=self._accountant.child(eps_features, label="auto features"),

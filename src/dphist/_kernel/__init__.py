@@ -17,6 +17,7 @@ from .budget import (
     validate_epsilon,
 )
 from .data import MAX_TOTAL, ProtectedCounts, count_cap, protect, records_per_unit
+from .gaussian import gaussian_noise_variance
 from .groups import GroupMeasurer, ProtectedGroups, int_vector, protect_groups
 from .l1_partition import NoisyPartition
 from .noise import NoiseSource, noise_source, noise_variance
@@ -51,6 +52,7 @@ __all__ = [
     "as_fraction",
     "as_share",
     "count_cap",
+    "gaussian_noise_variance",
     "int_vector",
     "noise_source",
     "noise_variance",

@@ -159,8 +159,10 @@ class Primitive(StrEnum):
     DISCRETE_LAPLACE = "discrete_laplace"
     DISCRETE_GAUSSIAN = "discrete_gaussian"
     LATTICE_LAPLACE = "lattice_laplace"
+    LATTICE_GAUSSIAN = "lattice_gaussian"
     NOISY_PARTITION = "noisy_partition"
     NOISY_MIN = "noisy_min"
+    EXPONENTIAL_MIN = "exponential_min"
     BIASED_SPLIT = "biased_split"
 
     @property
@@ -170,6 +172,7 @@ class Primitive(StrEnum):
             Primitive.DISCRETE_LAPLACE,
             Primitive.DISCRETE_GAUSSIAN,
             Primitive.LATTICE_LAPLACE,
+            Primitive.LATTICE_GAUSSIAN,
         )
 
 
@@ -181,9 +184,10 @@ class Charge:
     ``sensitivity / epsilon``; ``size`` is the number of noisy values released.
     ``certified`` is False only for reference-mode primitives that reproduce a
     published noise scale known not to give epsilon-DP. Under zero-concentrated DP
-    (``unit="rho"``) ``epsilon`` holds the charge's rho; for the discrete Gaussian
-    ``sensitivity`` is the squared L2 sensitivity and ``scale`` the variance, with
-    ``rho >= sensitivity / (2 scale)``.
+    (``unit="rho"``) ``epsilon`` holds the charge's rho; for the discrete and lattice
+    Gaussian ``sensitivity`` is the squared L2 sensitivity and ``scale`` the variance,
+    with ``rho >= sensitivity / (2 scale)``; a selection's ``scale`` is the one its
+    choices use at the epsilon the rho buys.
     """
 
     block: str

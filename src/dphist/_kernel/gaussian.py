@@ -23,7 +23,13 @@ from numba import njit
 from ..errors import InternalError, ValidationError
 from .noise import BitSource, bernoulli_exp_neg, dlap_draw
 
-__all__ = ["discrete_gaussian", "discrete_gaussian_variance", "gaussian_parameters"]
+__all__ = [
+    "discrete_gaussian",
+    "discrete_gaussian_variance",
+    "gaussian_lattice",
+    "gaussian_noise_variance",
+    "gaussian_parameters",
+]
 
 _MAX_Q = 1 << 56  # Q * k stays below 2**63 for the k < 128 of Algorithm 1
 _MAX_LOOP = 127  # exp(-1) coins in a row: probability exp(-127) of reaching it
@@ -55,15 +61,62 @@ def gaussian_parameters(sigma2: Fraction) -> tuple[int, int]:
     )
 
 
+_MAX_UNITS = Fraction(1 << 26)  # lattice noise variance: sigma at most 8,192 lattice units
+
+
+def gaussian_lattice(
+    sensitivity2: Fraction, rho: Fraction, changed: int
+) -> tuple[Fraction, Fraction, int, int]:
+    """Lattice for releasing a real-valued statistic with exact discrete Gaussian noise.
+
+    Values are rounded to multiples of ``g = 2**j``; only the (at most ``changed``)
+    values that differ between neighbours round differently, each by at most ``g``
+    more, so the rounded statistic's L2 sensitivity is at most ``sqrt(D2) +
+    g sqrt(changed)``, whose square is bounded by the rational ``D2' = D2 +
+    2 g r + g**2 changed`` with ``r >= sqrt(changed D2)``. ``g`` is the coarsest power
+    of two keeping ``g sqrt(changed)`` below ``2**-20 sqrt(D2)``, coarsened until the
+    noise's standard deviation is at most 8,192 lattice units (the sampler's range).
+    Returns ``(g, D2', a, b)``: add ``g`` times discrete Gaussian noise of variance
+    ``a/b >= D2' / (2 rho g**2)``, which is ``rho``-zCDP for the rounded statistic.
+    """
+    if changed < 1:
+        raise InternalError("a real-valued statistic must declare how many values can change")
+    d2, rho = Fraction(sensitivity2), Fraction(rho)
+    grid = 1 << 40
+    root = Fraction(math.isqrt(changed * d2.numerator * grid * grid // d2.denominator) + 1, grid)
+    g = Fraction(1)
+    while g * g * changed > d2 / (1 << 40):
+        g /= 2
+    while g * g * changed * (1 << 40) <= d2 / 4:
+        g *= 2
+    while True:
+        eff = d2 + 2 * g * root + g * g * changed
+        units = eff / (2 * rho * g * g)
+        if units <= _MAX_UNITS:
+            a, b = gaussian_parameters(units)
+            return g, eff, a, b
+        g *= 2
+
+
 def _q(a: int, b: int) -> int:
     t = math.isqrt(a // b) + 1
     return 2 * a * b * t * t
 
 
+def gaussian_noise_variance(sensitivity2: Fraction, rho: Fraction) -> float:
+    """Variance of the noise ``PrivateView.measure`` adds under zCDP for this squared L2
+    sensitivity and rho (public arithmetic, for planning)."""
+    return discrete_gaussian_variance(*gaussian_parameters(Fraction(sensitivity2) / (2 * rho)))
+
+
 def discrete_gaussian_variance(a: int, b: int) -> float:
     """Variance of the discrete Gaussian with ``sigma**2 = a/b`` (at most ``a/b``; CKS20
-    Prop. 19), summed over ``|y| <= 40 sigma + 40`` where the tail is below 1e-300."""
+    Prop. 19), summed over ``|y| <= 40 sigma + 40`` where the tail is below 1e-300. From
+    ``sigma**2 >= 9`` on it is ``a/b`` in floating point: by Poisson summation the gap
+    is about ``4 pi**2 sigma**4 exp(-2 pi**2 sigma**2)``, below 1e-70."""
     sigma2 = a / b
+    if sigma2 >= 9.0:
+        return sigma2
     y = np.arange(1, int(40 * math.sqrt(sigma2)) + 41, dtype=np.float64)
     w = np.exp(-(y * y) / (2.0 * sigma2))
     return float(2.0 * np.sum(y * y * w) / (1.0 + 2.0 * np.sum(w)))

@@ -33,6 +33,14 @@ sorted entry by one for ``Hg`` (1). Exact discrete Laplace noise of scale
 Levels add up (sequential composition); everything after the noise is
 post-processing of released values and public facts (``G``, ``K``, ``m0``).
 The charge is committed before any sealed value is read.
+
+Under zero-concentrated DP (``definition="zcdp"``, the budget a rho) each level gets
+exact discrete Gaussian noise of variance ``D2 / (2 rho)`` with the level's squared L2
+sensitivity ``D2``: 2 for ``H_K`` (``+-(e_i - e_{i+1})``), 1 for ``Hc`` and ``Hg`` (one
+entry by one), times ``K**2`` for a privacy unit of ``K`` records (the unit's change
+is a sum of ``K`` one-entity changes, so its L2 norm is at most ``K`` times theirs);
+the disjoint regions of a level again form one query. ``select_min_emd`` runs as the
+exponential mechanism at the epsilon with ``epsilon**2 / 8 <= rho`` (bounded range).
 """
 
 from __future__ import annotations
@@ -45,8 +53,10 @@ import numpy as np
 from ..errors import DomainError, InputTypeError, InternalError
 from .budget import Accountant, Charge, Primitive, as_fraction
 from .data import records_per_unit
+from .gaussian import gaussian_parameters
 from .noise import NoiseSource, rational_scale
-from .selection import report_noisy_min
+from .selection import exponential_min, report_noisy_min
+from .zcdp import pure_epsilon_within
 
 __all__ = ["GroupMeasurer", "ProtectedGroups", "protect_groups"]
 
@@ -253,16 +263,30 @@ def _emd_to_truth(data: ProtectedGroups, node: int, estimate: np.ndarray) -> int
 
 
 class GroupMeasurer:
-    """One release's handle on sealed group sizes: every measurement is charged first."""
+    """One release's handle on sealed group sizes: every measurement is charged first.
 
-    __slots__ = ("_budget", "_data", "_noise")
+    ``definition``: "pure" (the budget an epsilon, discrete Laplace noise) or "zcdp"
+    (a rho, discrete Gaussian noise).
+    """
 
-    def __init__(self, data: ProtectedGroups, budget: Accountant, noise: NoiseSource):
+    __slots__ = ("_budget", "_data", "_noise", "_zcdp")
+
+    def __init__(
+        self,
+        data: ProtectedGroups,
+        budget: Accountant,
+        noise: NoiseSource,
+        *,
+        definition: str = "pure",
+    ):
         if not isinstance(data, ProtectedGroups):
             raise InternalError("GroupMeasurer needs ProtectedGroups")
+        if definition not in ("pure", "zcdp"):
+            raise InternalError(f"unknown privacy definition {definition!r}")
         self._data = data
         self._budget = budget
         self._noise = noise
+        self._zcdp = definition == "zcdp"
 
     def __reduce__(self):
         raise TypeError("group measurers cannot be pickled or copied")
@@ -276,33 +300,48 @@ class GroupMeasurer:
             raise InternalError(f"no level {level!r}")
         return self._data.level_nodes(int(level))
 
+    @property
+    def definition(self) -> str:
+        return "zcdp" if self._zcdp else "pure"
+
     def _charge(self, block, primitive, eps, sensitivity, scale, size, what) -> None:
-        self._budget.charge(Charge(block, primitive, eps, Fraction(sensitivity), scale, size, what))
+        unit = "rho" if self._zcdp else "epsilon"
+        self._budget.charge(
+            Charge(block, primitive, eps, Fraction(sensitivity), scale, size, what, unit=unit)
+        )
 
     def _noisy(self, level, epsilon, sensitivity, width, what, answer, block):
         eps = as_fraction(epsilon, name="epsilon")
         nodes = self._nodes(level)
-        sensitivity = Fraction(sensitivity) * self._data.max_records  # K records per unit
-        t, s = rational_scale(sensitivity, eps)
+        k = self._data.max_records  # K records per unit
         size = int(sum(width(int(r)) for r in nodes))
-        self._charge(
-            block,
-            Primitive.DISCRETE_LAPLACE,
-            eps,
-            sensitivity,
-            Fraction(t, s),
-            size,
+        what = (
             f"{what} of the {nodes.size} regions of level {level} "
-            "(disjoint groups: parallel composition)",
+            "(disjoint groups: parallel composition)"
         )
+        if self._zcdp:
+            # D2 = sensitivity: +-(e_i - e_{i+1}) has squared norm 2, one entry by one 1
+            d2 = Fraction(sensitivity) * k * k
+            a, b = gaussian_parameters(d2 / (2 * eps))
+            self._charge(block, Primitive.DISCRETE_GAUSSIAN, eps, d2, Fraction(a, b), size, what)
+
+            def draw(m: int) -> np.ndarray:
+                return self._noise.discrete_gaussian(a, b, m)
+        else:
+            sens = Fraction(sensitivity) * k
+            t, s = rational_scale(sens, eps)
+            self._charge(block, Primitive.DISCRETE_LAPLACE, eps, sens, Fraction(t, s), size, what)
+
+            def draw(m: int) -> np.ndarray:
+                return self._noise.discrete_laplace(t, s, m)
 
         def run() -> Iterator[tuple[int, np.ndarray]]:
             for r in nodes.tolist():
                 values = np.array(answer(r), dtype=np.int64)
-                # the sampler buffers ~12 random words per value: draw in chunks
-                for a in range(0, values.shape[0], _NOISE_CHUNK):
-                    part = values[a : a + _NOISE_CHUNK]
-                    part += self._noise.discrete_laplace(t, s, part.shape[0])
+                # the sampler buffers ~12-30 random words per value: draw in chunks
+                for a0 in range(0, values.shape[0], _NOISE_CHUNK):
+                    part = values[a0 : a0 + _NOISE_CHUNK]
+                    part += draw(part.shape[0])
                 yield r, values
 
         return run()
@@ -377,12 +416,14 @@ class GroupMeasurer:
         ``2(L+g)/epsilon`` is epsilon-DP (``selection.report_noisy_min``). The
         candidates' own measurements are charged separately, in full.
         """
-        eps = as_fraction(epsilon, name="epsilon")
+        charged = as_fraction(epsilon, name="epsilon")
         sens = Fraction(self._data.n_levels * self._data.max_records)  # K records per unit
+        # under zCDP: the exponential mechanism at the epsilon with eps**2 / 8 <= rho
+        eps = pure_epsilon_within(4 * charged) if self._zcdp else charged
         self._charge(
             block,
-            Primitive.NOISY_MIN,
-            eps,
+            Primitive.EXPONENTIAL_MIN if self._zcdp else Primitive.NOISY_MIN,
+            charged,
             sens,
             2 * sens / eps,
             1,
@@ -395,4 +436,6 @@ class GroupMeasurer:
             ],
             dtype=np.float64,
         )
+        if self._zcdp:
+            return exponential_min(scores, sens, eps, self._noise)
         return report_noisy_min(scores, sens, eps, self._noise)

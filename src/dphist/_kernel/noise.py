@@ -305,6 +305,13 @@ class NoiseSource:
 
         return discrete_gaussian(self.bits, a, b, size)
 
+    def exponential_index(self, d: np.ndarray, p: int, q: int) -> int:
+        """Index ``i`` with probability proportional to ``exp(-d_i p/q)``
+        (:mod:`dphist._kernel.exponential`)."""
+        from .exponential import exponential_draw
+
+        return exponential_draw(self.bits, d, p, q)
+
     def spawn(self) -> NoiseSource:
         """An independent source for one release (a child stream in seeded mode)."""
         if isinstance(self.bits, GeneratorBits):

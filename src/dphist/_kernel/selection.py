@@ -20,6 +20,12 @@ sensitivity to at most ``D + g``) and the noise is exact discrete Laplace on tha
 lattice with scale ``2(D + g)/epsilon``; ties go to the lowest index, a fixed rule.
 It stands in for the exponential mechanism that some papers state: both are
 epsilon-DP selections with the same exponent.
+
+Under zero-concentrated DP the selections marked ``bounded_range`` (every noisy
+choice a noisy min over scores of bounded sensitivity) run each choice as the exact
+exponential mechanism instead (:func:`exponential_min`), whose epsilon-bounded range
+costs ``epsilon**2 / 8`` (Cesar and Rogers 2021); :meth:`Selection.zcdp_cost` states
+what the whole selection costs at a run epsilon, adding up its steps in rho.
 """
 
 from __future__ import annotations
@@ -43,7 +49,9 @@ __all__ = [
     "SFBoundaries",
     "Selection",
     "WorstQuery",
+    "exponential_min",
     "fourier_coefficients",
+    "noisy_argmin",
     "php_partition",
     "report_noisy_min",
     "structure_first_boundaries",
@@ -62,6 +70,16 @@ class Selection:
 
     primitive: ClassVar[Primitive] = Primitive.NOISY_MIN
     proof: ClassVar[str] = ""
+    #: True when every noisy choice is a noisy min over scores of bounded sensitivity:
+    #: under zCDP ``choose(..., mechanism="exponential")`` runs each as the exponential
+    #: mechanism, and :meth:`zcdp_cost` counts each at ``epsilon**2 / 8``.
+    bounded_range: ClassVar[bool] = False
+
+    def zcdp_cost(self, n: int) -> Fraction:
+        """``c`` with :meth:`choose` at run epsilon ``e`` being ``c e**2``-zCDP for one
+        record: 1/2 for any pure ``e``-DP selection (Bun and Steinke 2016, Prop. 1.4);
+        a bounded-range selection adds up its exponential-mechanism steps."""
+        return Fraction(1, 2)
 
     @property
     def certified(self) -> bool:
@@ -87,6 +105,8 @@ class Selection:
         return self
 
     def choose(self, x: np.ndarray, epsilon: Fraction, noise: NoiseSource) -> Any:
+        """The choice at run ``epsilon``; bounded-range selections also take
+        ``mechanism="laplace"`` (report noisy min) or ``"exponential"``."""
         raise NotImplementedError
 
 
@@ -101,9 +121,14 @@ class SFBoundaries(Selection):
     k: int
     bound: int
     proof: ClassVar[str] = "structure_first_boundaries; Xu et al. 2012 §5"
+    bounded_range: ClassVar[bool] = True
 
     def sensitivity(self, n: int) -> Fraction:
         return Fraction(2 * self.bound + 1)
+
+    def zcdp_cost(self, n: int) -> Fraction:
+        """``k - 1`` choices at ``e/(k-1)`` each: ``(k-1) (e/(k-1))**2 / 8``."""
+        return Fraction(1, 8 * max(self.k - 1, 1))
 
     def released(self, n: int) -> int:
         return max(self.k - 1, 0)
@@ -111,8 +136,10 @@ class SFBoundaries(Selection):
     def describe(self, n: int) -> str:
         return f"StructureFirst boundaries (k={self.k}, F={self.bound})"
 
-    def choose(self, x: np.ndarray, epsilon: Fraction, noise: NoiseSource) -> np.ndarray:
-        return structure_first_boundaries(x, self.k, self.bound, epsilon, noise)
+    def choose(
+        self, x: np.ndarray, epsilon: Fraction, noise: NoiseSource, mechanism: str = "laplace"
+    ) -> np.ndarray:
+        return structure_first_boundaries(x, self.k, self.bound, epsilon, noise, mechanism)
 
 
 @dataclass(frozen=True)
@@ -126,9 +153,16 @@ class PHPClusters(Selection):
     count_epsilon: Fraction
     max_clusters: int
     proof: ClassVar[str] = "php_partition; Acs, Castelluccia, Chen 2012 §4"
+    bounded_range: ClassVar[bool] = True
 
     def sensitivity(self, n: int) -> Fraction:
         return Fraction(2)
+
+    def zcdp_cost(self, n: int) -> Fraction:
+        """A record enters at most one bisection per level (``D`` levels at ``e/(2D)``)
+        and the final choice at ``e/2``: ``D (e/(2D))**2 / 8 + (e/2)**2 / 8``."""
+        depth = max(1, n.bit_length() - 1)
+        return Fraction(1, 32 * depth) + Fraction(1, 32)
 
     def describe(self, n: int) -> str:
         return f"P-HPartition (max {self.max_clusters})"
@@ -136,9 +170,11 @@ class PHPClusters(Selection):
     def for_unit(self, records: int) -> PHPClusters:
         return replace(self, count_epsilon=Fraction(self.count_epsilon) / records)
 
-    def choose(self, x: np.ndarray, epsilon: Fraction, noise: NoiseSource) -> np.ndarray:
+    def choose(
+        self, x: np.ndarray, epsilon: Fraction, noise: NoiseSource, mechanism: str = "laplace"
+    ) -> np.ndarray:
         ce = Fraction(self.count_epsilon)
-        return php_partition(x, epsilon, ce, self.max_clusters, noise)
+        return php_partition(x, epsilon, ce, self.max_clusters, noise, mechanism)
 
 
 @dataclass(frozen=True)
@@ -146,19 +182,27 @@ class EFPASize(Selection):
     """EFPA's number ``K`` of kept Fourier coefficients (Acs et al. 2012), by
     report-noisy-min over ``K = 1, 3, 5, ...`` and ``N``.
 
-    Score ``||v[K:]||_2 + sqrt(2 K) D(K) / noise_epsilon``: the discarded energy plus
-    the (root mean square) L2 norm of the Laplace noise of scale ``D(K)/noise_epsilon``
-    on ``K`` coefficients, both in the units of ``v``. ``D(K) = K/sqrt(N)`` is the L1
-    sensitivity of ``K`` coefficients (``operators.fourier_l1_bound``; the paper's
-    ``sqrt(K)`` is the L2 argument, far looser when ``K << N``). One record moves ``v``
-    by a unit vector, so the data term has sensitivity 1.
+    Score ``||v[K:]||_2 + r(K)``: the discarded energy plus the root mean square L2
+    norm of the publishing step's noise on ``K`` coefficients, both in the units of
+    ``v``. Laplace noise of scale ``D(K)/noise_epsilon`` gives ``r = sqrt(2 K) D(K) /
+    noise_epsilon`` with ``D(K) = K/sqrt(N)`` the L1 sensitivity of ``K`` coefficients
+    (``operators.fourier_l1_bound``; the paper's ``sqrt(K)`` is the L2 argument, far
+    looser when ``K << N``). With ``gaussian=True`` ``noise_epsilon`` is the
+    publisher's rho and the noise discrete Gaussian of variance ``D2(K)/(2 rho)``,
+    ``D2(K) = K/N`` the squared L2 sensitivity: ``r = K / sqrt(2 N rho)``. One record
+    moves ``v`` by a unit vector, so the data term has sensitivity 1.
     """
 
     noise_epsilon: Fraction
+    gaussian: bool = False
     proof: ClassVar[str] = "EFPASize; orthonormal basis, Acs et al. 2012 §3"
+    bounded_range: ClassVar[bool] = True
 
     def sensitivity(self, n: int) -> Fraction:
         return Fraction(1)
+
+    def zcdp_cost(self, n: int) -> Fraction:
+        return Fraction(1, 8)
 
     def released(self, n: int) -> int:
         return 1
@@ -167,16 +211,25 @@ class EFPASize(Selection):
         return f"EFPA size (n={n})"
 
     def for_unit(self, records: int) -> EFPASize:
-        return replace(self, noise_epsilon=Fraction(self.noise_epsilon) / records)
+        # the publisher's noise grows K-fold: epsilon / K, or rho / K**2
+        per = records * records if self.gaussian else records
+        return replace(self, noise_epsilon=Fraction(self.noise_epsilon) / per)
 
-    def choose(self, x: np.ndarray, epsilon: Fraction, noise: NoiseSource) -> int:
+    def choose(
+        self, x: np.ndarray, epsilon: Fraction, noise: NoiseSource, mechanism: str = "laplace"
+    ) -> int:
         n = x.shape[0]
         candidates = np.unique(np.append(np.arange(1, n + 1, 2), n))
         v = fourier_coefficients(x)
         tail = np.sqrt(np.append(np.cumsum((v * v)[::-1])[::-1], 0.0))
-        noise_l1 = np.minimum(candidates / math.sqrt(n), np.sqrt(candidates))
-        scores = tail[candidates] + np.sqrt(2.0 * candidates) * noise_l1 / float(self.noise_epsilon)
-        return int(candidates[report_noisy_min(scores, Fraction(1), epsilon, noise)])
+        budget = float(self.noise_epsilon)
+        if self.gaussian:
+            rms = candidates / math.sqrt(2.0 * n * budget)
+        else:
+            noise_l1 = np.minimum(candidates / math.sqrt(n), np.sqrt(candidates))
+            rms = np.sqrt(2.0 * candidates) * noise_l1 / budget
+        scores = tail[candidates] + rms
+        return int(candidates[noisy_argmin(scores, Fraction(1), epsilon, noise, mechanism)])
 
 
 @dataclass(frozen=True, eq=False)
@@ -195,9 +248,13 @@ class WorstQuery(Selection):
     hi: np.ndarray
     answers: np.ndarray
     proof: ClassVar[str] = "report_noisy_min; Dwork and Roth 2014, Claim 3.9"
+    bounded_range: ClassVar[bool] = True
 
     def sensitivity(self, n: int) -> Fraction:
         return Fraction(1)
+
+    def zcdp_cost(self, n: int) -> Fraction:
+        return Fraction(1, 8)
 
     def released(self, n: int) -> int:
         return 1
@@ -205,10 +262,12 @@ class WorstQuery(Selection):
     def describe(self, n: int) -> str:
         return f"worst-answered interval of {len(self.lo)} (n={n})"
 
-    def choose(self, x: np.ndarray, epsilon: Fraction, noise: NoiseSource) -> int:
+    def choose(
+        self, x: np.ndarray, epsilon: Fraction, noise: NoiseSource, mechanism: str = "laplace"
+    ) -> int:
         prefix = np.concatenate(([0], np.cumsum(x, dtype=np.int64))).astype(np.float64)
         error = np.abs(prefix[self.hi] - prefix[self.lo] - self.answers)
-        return report_noisy_min(-error, Fraction(1), epsilon, noise)
+        return noisy_argmin(-error, Fraction(1), epsilon, noise, mechanism)
 
 
 @lru_cache(maxsize=256)
@@ -234,6 +293,43 @@ def report_noisy_min(
     units = np.clip(np.rint(np.asarray(scores, dtype=np.float64) / float(g)), -_CAP, _CAP)
     noisy = units.astype(np.int64) + noise.discrete_laplace(t, s, len(scores))
     return int(np.argmin(noisy))
+
+
+_MAX_DEN = 1 << 56  # the exponent's denominator (Bernoulli(exp(-r/q)) coins)
+
+
+def exponential_min(
+    scores: np.ndarray, sensitivity: Fraction, epsilon: Fraction, noise: NoiseSource
+) -> int:
+    """Index ``i`` with probability proportional to ``exp(-epsilon s_i / (2(D+g)))``: the
+    exponential mechanism (McSherry and Talwar 2007) on the lattice scores ``s_i`` of
+    :func:`report_noisy_min` (same lattice ``g``, clamp and sensitivity ``D + g``). It
+    is epsilon-DP with epsilon-bounded range, hence ``epsilon**2 / 8``-zCDP. The
+    exponent per lattice unit ``epsilon g / (2(D+g))`` is rounded down to a rational
+    the integer sampler holds (a smaller exponent is more private)."""
+    g = _lattice(sensitivity)
+    units = np.clip(np.rint(np.asarray(scores, dtype=np.float64) / float(g)), -_CAP, _CAP)
+    d = units.astype(np.int64)
+    d -= d.min()
+    rate = Fraction(epsilon) * g / (2 * (Fraction(sensitivity) + g))
+    if rate.denominator <= _MAX_DEN and rate.numerator < _CAP:
+        p, q = rate.numerator, rate.denominator
+    else:
+        p, q = min(rate.numerator * _MAX_DEN // rate.denominator, int(_CAP)), _MAX_DEN
+    return noise.exponential_index(d, p, q)
+
+
+def noisy_argmin(
+    scores: np.ndarray,
+    sensitivity: Fraction,
+    epsilon: Fraction,
+    noise: NoiseSource,
+    mechanism: str = "laplace",
+) -> int:
+    """:func:`report_noisy_min` (``"laplace"``) or :func:`exponential_min`."""
+    if mechanism == "exponential":
+        return exponential_min(scores, sensitivity, epsilon, noise)
+    return report_noisy_min(scores, sensitivity, epsilon, noise)
 
 
 # ------------------------------------------------------------------ StructureFirst
@@ -327,7 +423,12 @@ def _vopt_table(p1, p2, k):  # pragma: no cover - compiled
 
 
 def structure_first_boundaries(
-    x: np.ndarray, k: int, bound: int, epsilon: Fraction, noise: NoiseSource
+    x: np.ndarray,
+    k: int,
+    bound: int,
+    epsilon: Fraction,
+    noise: NoiseSource,
+    mechanism: str = "laplace",
 ) -> np.ndarray:
     """StructureFirst's bucket starts (Xu et al., ICDE 2012, §5; data-aware spec §3.2).
 
@@ -356,7 +457,7 @@ def structure_first_boundaries(
         m = right - a
         s = p1[right] - p1[a]
         scores = table[t - 1, a - 1] + (p2[right] - p2[a]) - s * s / m
-        right = int(a[report_noisy_min(scores, sensitivity, each, noise)])
+        right = int(a[noisy_argmin(scores, sensitivity, each, noise, mechanism)])
         starts.append(right)
     starts.append(0)
     return np.array(sorted(set(starts) - {n}), dtype=np.int64)
@@ -381,6 +482,7 @@ def php_partition(
     count_epsilon: Fraction,
     max_clusters: int,
     noise: NoiseSource,
+    mechanism: str = "laplace",
 ) -> np.ndarray:
     """P-HPartition's clusters (Acs, Castelluccia, Chen, ICDM 2012; spec §4.1).
 
@@ -416,7 +518,7 @@ def php_partition(
         split_cost = left + right + 2 * b
         # score = error of the cluster after the decision (others are unchanged)
         scores = np.concatenate(([errors[c]], split_cost))
-        choice = report_noisy_min(scores, Fraction(2), eps_step, noise)
+        choice = noisy_argmin(scores, Fraction(2), eps_step, noise, mechanism)
         if choice == 0:
             ready[c] = True
         else:
@@ -430,7 +532,7 @@ def php_partition(
                 errors.append(dev(a, z) + b)
         visited.append((list(clusters), sum(errors)))
     totals = np.array([t for _, t in visited])
-    best = report_noisy_min(totals, Fraction(2), Fraction(epsilon) / 2, noise)
+    best = noisy_argmin(totals, Fraction(2), Fraction(epsilon) / 2, noise, mechanism)
     return np.array(sorted(lo for lo, _, _ in visited[best][0]), dtype=np.int64)
 
 

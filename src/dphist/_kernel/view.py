@@ -30,7 +30,7 @@ import numpy as np
 from ..errors import CompositionError, InternalError
 from .budget import Accountant, Charge, Primitive, as_fraction, resolve_shares
 from .data import ProtectedCounts
-from .gaussian import discrete_gaussian_variance, gaussian_parameters
+from .gaussian import discrete_gaussian_variance, gaussian_lattice, gaussian_parameters
 from .noise import NoiseSource, discrete_laplace_variance, lattice_parameters, rational_scale
 from .operators import Query
 from .selection import Selection
@@ -39,8 +39,9 @@ from .zcdp import pure_epsilon_within
 __all__ = ["DEFINITIONS", "Measurement", "PrivateView", "run_pipeline"]
 
 #: Privacy definitions a view can run under: pure epsilon-DP, or rho-zCDP where the
-#: budget is a rho, measurements add discrete Gaussian noise and selections run as
-#: pure epsilon steps of cost epsilon**2 / 2.
+#: budget is a rho, measurements add discrete Gaussian noise and selections run at the
+#: epsilon their rho buys (exponential-mechanism steps at epsilon**2 / 8 each, other
+#: pure steps at epsilon**2 / 2).
 DEFINITIONS = ("pure", "zcdp")
 
 
@@ -194,7 +195,8 @@ class PrivateView:
         return noisy, variance
 
     def measure_real(self, query: Query, *, epsilon: object = None) -> Measurement:
-        """Release a real-valued statistic by the lattice Laplace mechanism.
+        """Release a real-valued statistic by the lattice Laplace mechanism (under zCDP
+        the lattice Gaussian one, :meth:`_measure_real_gaussian`).
 
         The value is rounded to a power-of-two lattice ``g`` and ``g`` times exact
         discrete Laplace noise is added; the charged sensitivity includes the
@@ -203,10 +205,7 @@ class PrivateView:
         eps = self._epsilon(epsilon)
         self._check(query)
         if self._zcdp:
-            raise CompositionError(
-                f"block {self.block!r} releases a real-valued statistic, which has no "
-                "zero-concentrated DP primitive yet; use a pure epsilon budget"
-            )
+            return self._measure_real_gaussian(query, eps)
         changed = min(query.changed * self._k, query.size)
         g, sensitivity, t, s = lattice_parameters(query.sensitivity * self._k, eps, changed)
         scale = g * Fraction(t, s)
@@ -226,26 +225,57 @@ class PrivateView:
         noisy = np.rint(exact / gf) * gf + gf * self._noise.discrete_laplace(t, s, query.size)
         return Measurement(noisy, query, eps, scale, gf * gf * discrete_laplace_variance(t, s))
 
+    def _measure_real_gaussian(self, query: Query, rho: Fraction) -> Measurement:
+        """The lattice Gaussian mechanism: round to a lattice ``g``, add ``g`` times exact
+        discrete Gaussian noise. Rounding moves only the values that change, each by at
+        most ``g`` more, so the rounded statistic's L2 sensitivity is at most
+        ``K sqrt(D2) + g sqrt(changed)``; its square (bounded by a rational,
+        ``gaussian_lattice``) sets ``sigma**2 = D2' / (2 rho)``."""
+        changed = min(query.changed * self._k, query.size)
+        g, d2, a, b = gaussian_lattice(query.sensitivity2 * self._k**2, rho, changed)
+        variance = g * g * Fraction(a, b)
+        self._budget.charge(
+            Charge(
+                self.block,
+                Primitive.LATTICE_GAUSSIAN,
+                rho,
+                d2,
+                variance,
+                query.size,
+                query.describe(),
+                unit="rho",
+            )
+        )
+        exact = np.asarray(query.apply_real(self._data._read()), dtype=np.float64)
+        gf = float(g)
+        noisy = np.rint(exact / gf) * gf + gf * self._noise.discrete_gaussian(a, b, query.size)
+        return Measurement(noisy, query, rho, variance, gf * gf * discrete_gaussian_variance(a, b))
+
     def select(self, selection: Selection, *, epsilon: object = None) -> Any:
         """Run a private selection (:mod:`~dphist._kernel.selection`) on the counts.
 
         The charge records the selection's primitive, ``epsilon``, the sensitivity of
         its scores (times the unit's ``K``), the noise scale it uses and how many values
         it reveals; only then are the counts read. With ``K > 1`` records per unit the
-        selection runs at ``epsilon / K`` (group privacy).
+        selection runs at ``epsilon / K`` (group privacy). Under zCDP ``epsilon`` is a
+        rho: the selection runs at the largest ``e`` whose cost ``c e**2`` fits it
+        (``Selection.zcdp_cost``), a bounded-range selection as exponential-mechanism
+        choices (primitive ``exponential_min``).
         """
         if not isinstance(selection, Selection):
             raise InternalError(f"block {self.block!r} passed a non-selection")
         charged = self._epsilon(epsilon)
-        # under zCDP a pure epsilon step costs epsilon**2 / 2 (Bun and Steinke 2016)
-        pure = pure_epsilon_within(charged) if self._zcdp else charged
-        eps = pure / self._k  # group privacy: one unit moves up to K records
         n = self.n
         chosen = selection.for_unit(self._k)
+        bounded = self._zcdp and chosen.bounded_range
+        # under zCDP: the run epsilon e whose cost c e**2 fits rho (c adds the selection's
+        # steps up in rho: an exponential choice e_i**2 / 8, a pure step e**2 / 2)
+        pure = pure_epsilon_within(charged / (2 * chosen.zcdp_cost(n))) if self._zcdp else charged
+        eps = pure / self._k  # group privacy: one unit moves up to K records
         self._budget.charge(
             Charge(
                 self.block,
-                chosen.primitive,
+                Primitive.EXPONENTIAL_MIN if bounded else chosen.primitive,
                 charged,
                 chosen.sensitivity(n) * self._k,
                 chosen.scale(n, eps),
@@ -255,6 +285,8 @@ class PrivateView:
                 "rho" if self._zcdp else "epsilon",
             )
         )
+        if bounded:
+            return chosen.choose(self._data._read(), eps, self._noise, mechanism="exponential")
         return chosen.choose(self._data._read(), eps, self._noise)
 
     def close(self) -> None:

@@ -498,7 +498,12 @@ def _method(method: object) -> str:
     return str(method)
 
 
-def size_variances(hist: npt.ArrayLike, eps: float, *, method: Method) -> np.ndarray:
+_CELLS = {"ranked": 1.0, "cumulative": 2.0, "naive": 1.0}  # noisy cells per released count
+
+
+def size_variances(
+    hist: npt.ArrayLike, eps: float, *, method: Method, cell_variance: float | None = None
+) -> np.ndarray:
     """Per-size variance heuristic of §7.3 (Kuo et al. 2018, §5.1), from a released ``Ĥ``.
 
     ``V[i] = c / (eps**2 * Ĥ[i])`` for every size ``i`` with ``Ĥ[i] > 0`` and NaN for
@@ -510,13 +515,22 @@ def size_variances(hist: npt.ArrayLike, eps: float, *, method: Method) -> np.nda
     method (``"naive"``: one cell with noise of scale ``2/eps``; our extension, the
     paper gives no heuristic for it). ``eps`` is the budget of the
     node's level. Every group of size ``i`` gets ``V[i]``. O(len(hist)).
+
+    ``cell_variance`` (any noise, e.g. Gaussian under zCDP): the variance ``v`` of one
+    noisy cell of the level's measurement replaces ``2 (sensitivity/eps)**2``, so
+    ``V[i] = m v / Ĥ[i]`` with ``m = 2`` cells per count for the cumulative method and
+    1 otherwise (the factors ``c`` above are ``m`` times the Laplace ``v``).
     """
     h = count_vector(hist, "hist")
-    e = _positive(eps, "eps")
-    c = _NOISE_FACTOR[_method(method)]
+    m = _method(method)
+    if cell_variance is None:
+        e = _positive(eps, "eps")
+        c = _NOISE_FACTOR[m] / (e * e)
+    else:
+        c = _CELLS[m] * _positive(cell_variance, "cell_variance")
     out = np.full(h.shape[0], np.nan)
     nz = h > 0
-    out[nz] = c / (e * e) / h[nz]
+    out[nz] = c / h[nz]
     return out
 
 

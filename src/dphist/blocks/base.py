@@ -9,6 +9,7 @@ quantities only, so everything a block computes from it is post-processing.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -16,11 +17,20 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._kernel import REST, PrivateView, as_share
+from .._kernel import REST, PrivateView, as_share, gaussian_noise_variance, noise_variance
 from ..errors import BudgetPlanError, CompositionError
 from .constraints import Constraint, check
 
-__all__ = ["REST", "Block", "Pipeline", "State", "to_original_order", "weighting_variance"]
+__all__ = [
+    "REST",
+    "Block",
+    "Pipeline",
+    "State",
+    "mean_absolute_noise",
+    "planned_variance",
+    "to_original_order",
+    "weighting_variance",
+]
 
 # Noise variances below this are treated as this when used as weights: at huge
 # epsilon the exact discrete Laplace variance underflows to 0.0, and inverse-variance
@@ -40,7 +50,8 @@ class State:
     Arrays are in *working order*: position ``k`` holds original bin ``order[k]``
     (identity order when ``order`` is None). ``variance`` is the per-bin noise
     variance of ``estimate`` where a block can state it. ``budgets`` holds every
-    block's resolved epsilon (public: it follows from the method's shares).
+    block's resolved epsilon (public: it follows from the method's shares), a rho
+    when ``definition`` is ``"zcdp"``.
     """
 
     n: int
@@ -51,10 +62,27 @@ class State:
     variance: np.ndarray | None = None
     budgets: Mapping[str, Fraction] = field(default_factory=dict)
     notes: Mapping[str, Any] = field(default_factory=dict)
+    definition: str = "pure"
 
     def with_(self, **changes: Any) -> State:
         """A copy with ``changes`` applied (states are immutable)."""
         return replace(self, **changes)
+
+
+def planned_variance(state: State, budget: Fraction) -> float:
+    """Variance of the noise a later sensitivity-1 measurement with ``budget`` will get:
+    discrete Laplace under pure DP, discrete Gaussian under zCDP (public arithmetic)."""
+    if state.definition == "zcdp":
+        return gaussian_noise_variance(Fraction(1), budget)
+    return noise_variance(1, budget)
+
+
+def mean_absolute_noise(state: State, budget: Fraction) -> float:
+    """Expected absolute noise of such a measurement, as the methods' costs use it:
+    ``1/epsilon`` for Laplace noise, ``sigma sqrt(2/pi)`` for Gaussian noise."""
+    if state.definition == "zcdp":
+        return math.sqrt(2.0 * planned_variance(state, budget) / math.pi)
+    return 1.0 / float(budget)
 
 
 def to_original_order(values: np.ndarray, order: np.ndarray | None) -> np.ndarray:
@@ -80,8 +108,9 @@ class Block:
     share: object = 0
     label: ClassVar[str] = "block"
     spends: ClassVar[bool] = False
-    #: True when the block is right under zero-concentrated DP too: its measurements
-    #: need no Laplace-specific planning (the kernel adds Gaussian noise there).
+    #: True when the block is right under zero-concentrated DP too: the kernel adds
+    #: Gaussian noise and charges selections in rho, and any planning from a later
+    #: block's budget goes through :func:`planned_variance` (``state.definition``).
     zcdp: ClassVar[bool] = False
     constraints: ClassVar[Mapping[str, Constraint]] = {}
     optional: ClassVar[frozenset[str]] = frozenset()

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._kernel import GroupSums, PrivateView, noise_variance
+from .._kernel import GroupSums, PrivateView
 from .._numeric.bucketing import (
     dp_partition,
     dpcube_partition,
@@ -16,7 +16,7 @@ from .._numeric.bucketing import (
 )
 from .._numeric.segment import labels_from_starts
 from ..errors import CompositionError
-from .base import Block, State, to_original_order, weighting_variance
+from .base import Block, State, planned_variance, to_original_order, weighting_variance
 from .constraints import Options, rules
 
 __all__ = ["BucketPartition", "WeightedAverage"]
@@ -31,7 +31,7 @@ def _variances(state: State, block: str, publisher: str) -> tuple[float, float]:
     if state.noisy is None or state.variance is None or eps_f is None:
         raise CompositionError(f"{block} needs noisy counts and a publishing block {publisher!r}")
     var_in = float(weighting_variance(state.variance.max()))
-    return var_in, float(weighting_variance(noise_variance(1, eps_f)))
+    return var_in, float(weighting_variance(planned_variance(state, eps_f)))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,6 +45,7 @@ class BucketPartition(Block):
     """
 
     label = "partition"
+    zcdp = True
     constraints = rules(partitioner=Options(*PARTITIONERS), error=Options(*ERRORS))
     partitioner: str = "dp"
     error: str = "ahp"
@@ -75,6 +76,7 @@ class WeightedAverage(Block):
     """
 
     label = "finalizer"
+    zcdp = True
     spends = True
 
     def run(self, state: State, view: PrivateView | None) -> State:

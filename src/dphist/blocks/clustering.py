@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._kernel import PrivateView, noise_variance
+from .._kernel import PrivateView
 from .._numeric.clustering import (
     EMPIRICAL_RULES,
     ahp_empirical,
@@ -17,7 +17,7 @@ from .._numeric.clustering import (
 )
 from .._numeric.segment import labels_from_starts, segment
 from ..errors import CompositionError
-from .base import Block, State
+from .base import Block, State, mean_absolute_noise, planned_variance
 from .constraints import Interval, Options, rules
 from .smoothing import equivalent_epsilon
 
@@ -50,10 +50,13 @@ class Threshold(Block):
     """AHP's threshold: noisy counts below ``eta * ln(N) / epsilon1`` become 0.
 
     Zhang et al., SDM 2014, §4.2 (Algorithm 1, line 3). ``epsilon1`` is the budget of
-    the block that produced the noisy counts (``source``). Post-processing.
+    the block that produced the noisy counts (``source``). Under zCDP ``1/epsilon1``
+    becomes the Laplace scale of the same variance, ``sqrt(Var/2)``, so the threshold
+    stays ``eta ln(N)`` noise units. Post-processing.
     """
 
     label = "threshold"
+    zcdp = True
     constraints = rules(eta=Interval(float, 0))
     eta: float = 0.35
     source: str = "noisy_bins"
@@ -62,7 +65,11 @@ class Threshold(Block):
         eps1 = state.budgets.get(self.source)
         if state.noisy is None or eps1 is None:
             raise CompositionError("threshold needs noisy counts from an earlier block")
-        theta = self.eta * math.log(state.n) / float(eps1)
+        if state.definition == "zcdp":
+            unit = math.sqrt(planned_variance(state, eps1) / 2.0)
+        else:
+            unit = 1.0 / float(eps1)
+        theta = self.eta * math.log(state.n) * unit
         noisy = np.where(state.noisy >= theta, state.noisy, 0.0)
         return state.with_(noisy=noisy, estimate=noisy)
 
@@ -78,6 +85,7 @@ class AHPClustering(Block):
     """
 
     label = "ahp_clustering"
+    zcdp = True
     constraints = rules(
         clustering=Options(*AHP_CLUSTERINGS),
         rule=Options(*EMPIRICAL_RULES, "all"),
@@ -89,7 +97,7 @@ class AHPClustering(Block):
     def run(self, state: State, view: PrivateView | None) -> State:
         y = _sorted_noisy(state, self.label)
         eps2 = _publisher_epsilon(state, self.label, self.publisher)
-        eps2_cost = equivalent_epsilon(noise_variance(1, eps2))
+        eps2_cost = equivalent_epsilon(planned_variance(state, eps2))
         if self.clustering == "greedy":
             starts = ahp_greedy(y, eps2=eps2_cost)
         elif self.clustering == "optimal":
@@ -109,12 +117,16 @@ class RelativeErrorGrouping(Block):
     """
 
     label = "relative_grouping"
+    zcdp = True
     delta: float = 1.0
     publisher: str = "group_totals"
 
     def run(self, state: State, view: PrivateView | None) -> State:
         y = _sorted_noisy(state, self.label)
         eps2 = _publisher_epsilon(state, self.label, self.publisher)
+        # the cost's noise term 1/eps2 is the publisher's expected absolute noise
+        if state.definition == "zcdp":
+            eps2 = 1.0 / mean_absolute_noise(state, eps2)
         starts = greedy_group_relative(y, eps2=float(eps2), delta=self.delta)
         return state.with_(labels=labels_from_starts(starts, state.n))
 
@@ -129,6 +141,7 @@ class FixedSizeGroups(Block):
     """
 
     label = "fixed_groups"
+    zcdp = True
     constraints = rules(width=Interval(int, 1))
     width: int = 100
 
@@ -149,6 +162,7 @@ class NoisyMeans(Block):
     """
 
     label = "noisy_means"
+    zcdp = True
 
     def run(self, state: State, view: PrivateView | None) -> State:
         if state.noisy is None or state.variance is None:

@@ -33,10 +33,13 @@ class FixedQueries(Block):
     interval sums with weights, and the kernel computes their exact weighted coverage
     (1 when the weights along every root-to-leaf path sum to 1) and scales each
     query's noise to it, so the block spends exactly its share. Least squares and the
-    even spread within groups are post-processing.
+    even spread within groups are post-processing. Under zCDP the strategy is chosen
+    for Gaussian noise: GreedyH with squared weights adding up to 1 along every path
+    (L2 sensitivity 1, ``greedy_h(norm="l2")``).
     """
 
     label = "fixed_queries"
+    zcdp = True
     constraints = rules(workload=Options(*WORKLOADS))
     spends = True
     workload: str = "prefix"
@@ -49,7 +52,8 @@ class FixedQueries(Block):
         labels = state.labels
         sizes = np.bincount(labels)
         starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-        strategy = greedy_h(implicit_gram(sizes, self.workload))
+        norm = "l2" if state.definition == "zcdp" else "l1"
+        strategy = greedy_h(implicit_gram(sizes, self.workload), norm=norm)
         lo = starts[strategy.lo]
         hi = starts[strategy.hi - 1] + sizes[strategy.hi - 1]
         m = view.measure(WeightedIntervalSums(state.n, lo, hi, tuple(strategy.weight.tolist())))

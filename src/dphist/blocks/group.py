@@ -25,6 +25,7 @@ class GroupTotals(Block):
     """
 
     label = "group_totals"
+    zcdp = True
     spends = True
 
     def run(self, state: State, view: PrivateView | None) -> State:

@@ -39,6 +39,7 @@ class MultiplicativeWeights(Block):
     """
 
     label = "mwem"
+    zcdp = True
     spends = True
     constraints = rules(
         rounds=Interval(int, 1, 1000),

@@ -23,6 +23,7 @@ class SortByNoisy(Block):
     """
 
     label = "order"
+    zcdp = True
     descending: bool = True
 
     def run(self, state: State, view: PrivateView | None) -> State:

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._kernel import BiasedSplit, NoisyPartition, PrivateView, Selection, noise_variance
+from .._kernel import BiasedSplit, NoisyPartition, PrivateView, Selection
 from .._numeric.segment import labels_from_starts, segment, segment_sorted
 from .._numeric.tree import TreeLayout, tree_layout
 from ..errors import CompositionError
-from .base import Block, State, weighting_variance
+from .base import Block, State, mean_absolute_noise, planned_variance, weighting_variance
 from .constraints import Interval, Options, rules
 
 __all__ = [
@@ -46,6 +46,7 @@ class SquaredErrorGrouping(Block):
     """
 
     label = "s2_grouping"
+    zcdp = True
     constraints = rules(noise_term=Options(*NOISE_TERMS))
     publisher: str = "group_totals"
     noise_term: str = "first_principles"
@@ -57,8 +58,8 @@ class SquaredErrorGrouping(Block):
         if eps2 is None:
             raise CompositionError(f"s2_grouping: no block named {self.publisher!r} publishes")
         eps1 = equivalent_epsilon(float(state.variance.max()))
-        if self.noise_term == "first_principles":
-            eps2_cost = equivalent_epsilon(noise_variance(1, eps2))
+        if self.noise_term == "first_principles" or state.definition == "zcdp":
+            eps2_cost = equivalent_epsilon(planned_variance(state, eps2))
         else:
             eps2_cost = float(eps2)
         solve = segment_sorted if state.order is not None else segment
@@ -117,6 +118,7 @@ class AbsoluteErrorGrouping(Block):
     """
 
     label = "l1_grouping"
+    zcdp = True
     spends = True
     constraints = rules(
         candidates=Options(*CANDIDATES),
@@ -135,7 +137,7 @@ class AbsoluteErrorGrouping(Block):
         selection = l1_selection(
             self.noise,
             self.candidates,
-            1.0 / float(eps2),
+            mean_absolute_noise(state, eps2),
             state.n,
             state.order,
             int(self.split_fanout),
@@ -157,6 +159,7 @@ class DensitySplit(Block):
     """
 
     label = "density_split"
+    zcdp = True
     spends = True
     constraints = rules(
         fanout=Interval(int, 2, 1 << 16), threshold=Interval(float, -(2.0**40), 2.0**40)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from .._kernel.operators import FourierCoefficients
 from .._kernel.selection import inverse_fourier
 from .._numeric.segment import labels_from_starts
 from ..errors import CompositionError, DataDependentParameterError
-from .base import Block, State
+from .base import Block, State, mean_absolute_noise
 from .constraints import Interval, rules
 
 __all__ = ["FourierRelease", "FourierSize", "HierarchicalPartition", "StructureFirstGrouping"]
@@ -42,6 +43,7 @@ class StructureFirstGrouping(Block):
     """
 
     label = "structure"
+    zcdp = True
     spends = True
     constraints = rules(k=Interval(int, 1), bound=Interval(int, 1))
     optional = frozenset({"k"})
@@ -73,6 +75,7 @@ class HierarchicalPartition(Block):
     """
 
     label = "partition"
+    zcdp = True
     constraints = rules(max_clusters=Interval(int, 1))
     spends = True
     max_clusters: int = 2000
@@ -82,6 +85,8 @@ class HierarchicalPartition(Block):
         eps_n = state.budgets.get(self.publisher)
         if eps_n is None:
             raise CompositionError(f"partition: no block named {self.publisher!r} publishes")
+        if state.definition == "zcdp":  # the costs' noise term is 1/eps_n = E|noise|
+            eps_n = Fraction(1) / Fraction(repr(mean_absolute_noise(state, eps_n)))
         starts = view.select(PHPClusters(eps_n, self.max_clusters))
         return state.with_(labels=labels_from_starts(starts, state.n))
 
@@ -104,6 +109,7 @@ class FourierSize(Block):
     """
 
     label = "fourier_size"
+    zcdp = True
     spends = True
     publisher: str = "fourier"
 
@@ -111,7 +117,7 @@ class FourierSize(Block):
         eps2 = state.budgets.get(self.publisher)
         if eps2 is None:
             raise CompositionError(f"fourier_size: no block named {self.publisher!r} publishes")
-        k = view.select(EFPASize(eps2))
+        k = view.select(EFPASize(eps2, gaussian=state.definition == "zcdp"))
         return state.with_(notes={**state.notes, "fourier_k": k})
 
 
@@ -122,10 +128,12 @@ class FourierRelease(Block):
     Privacy: the first ``K`` orthonormal coefficients have L1 sensitivity at most
     ``K/sqrt(N)`` for odd ``K`` (kernel query ``FourierCoefficients``), released by the
     lattice Laplace mechanism with this block's share; the inverse transform is
-    post-processing.
+    post-processing. Under zCDP the lattice Gaussian mechanism releases them, with the
+    squared L2 sensitivity ``k/N`` (odd ``k``).
     """
 
     label = "fourier"
+    zcdp = True
     spends = True
 
     def run(self, state: State, view: PrivateView | None) -> State:

@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._kernel import IntervalSums, PrivateView, as_fraction, noise_variance
+from .._kernel import IntervalSums, PrivateView, as_fraction
 from .._numeric.segment import centred_prefix_sums
 from .._numeric.strategy import WORKLOADS, optimal_design
 from .._numeric.tree import (
@@ -20,7 +20,7 @@ from .._numeric.tree import (
     tree_layout,
 )
 from ..errors import CompositionError
-from .base import Block, State, weighting_variance
+from .base import Block, State, planned_variance, weighting_variance
 from .constraints import AnyOf, Interval, Options, rules
 from .smoothing import NOISE_MODES, l1_selection
 
@@ -36,15 +36,20 @@ __all__ = [
 ALLOCATIONS = ("uniform", "geometric")
 
 
-def split_epsilon(total: Fraction, levels: int, allocation: str) -> list[Fraction]:
+def split_epsilon(
+    total: Fraction, levels: int, allocation: str, noise: str = "laplace"
+) -> list[Fraction]:
     """Exact per-level budgets summing to ``total``, root first.
 
     Uniform gives ``total/levels`` each; geometric shares (leaves get most) are read
-    as decimals and the last level takes the exact remainder.
+    as decimals and the last level takes the exact remainder. Their ratio is
+    Cormode et al.'s ``2**(1/3)`` for Laplace noise and ``2**(1/2)`` for Gaussian
+    noise, where ``total`` is a rho (``level_budgets``).
     """
     if allocation == "uniform":
         return [total / levels] * levels
-    shares = level_budgets(levels, allocation)
+    ratio = 2.0 ** (1.0 / 3.0) if noise == "laplace" else 2.0**0.5
+    shares = level_budgets(levels, allocation, ratio)
     parts = [total * as_fraction(float(s), name="level share") for s in shares[:-1]]
     return [*parts, total - sum(parts, Fraction(0))]
 
@@ -53,18 +58,24 @@ FANOUT = AnyOf(Interval(int, 2), Options("hb"))
 TREE = rules(fanout=FANOUT, allocation=Options(*ALLOCATIONS))
 
 
-def _fanout(value: object, n: int) -> int:
-    """The fan-out for ``n`` bins: the setting, or HB's branching for ``"hb"``."""
+def _fanout(value: object, n: int, definition: str = "pure") -> int:
+    """The fan-out for ``n`` bins: the setting, or HB's branching for ``"hb"`` (for the
+    definition's noise)."""
     if value == "hb":
-        return hb_branching(n)[0] if n > 1 else 2
+        return hb_branching(n, _noise(definition))[0] if n > 1 else 2
     return int(value)
+
+
+def _noise(definition: str) -> str:
+    return "gaussian" if definition == "zcdp" else "laplace"
 
 
 def _measure_levels(
     view: PrivateView, layout: TreeLayout, cells: list[np.ndarray], allocation: str
 ) -> tuple[list[np.ndarray], list[float]]:
     """Noisy counts of each level's cells (each level a partition of the bins)."""
-    return _measure(view, layout, cells, split_epsilon(view.remaining, layout.n_levels, allocation))
+    levels = split_epsilon(view.remaining, layout.n_levels, allocation, _noise(view.definition))
+    return _measure(view, layout, cells, levels)
 
 
 def _measure(
@@ -99,7 +110,7 @@ class Hierarchy(Block):
     allocation: str = "uniform"
 
     def run(self, state: State, view: PrivateView | None) -> State:
-        layout = tree_layout(state.n, _fanout(self.fanout, state.n))
+        layout = tree_layout(state.n, _fanout(self.fanout, state.n, state.definition))
         cells = [
             np.arange(layout.level_offsets[i], layout.level_offsets[i + 1])
             for i in range(layout.n_levels)
@@ -135,8 +146,7 @@ class OptimizedHierarchy(Block):
     workload: str = "all"
 
     def run(self, state: State, view: PrivateView | None) -> State:
-        noise = "gaussian" if view.definition == "zcdp" else "laplace"
-        design = optimal_design(state.n, self.workload, noise)
+        design = optimal_design(state.n, self.workload, _noise(view.definition))
         layout = tree_layout(state.n, design.fanout)
         measured = [lev for lev, w in enumerate(design.shares) if w > 0]
         # four decimals keep the ledger readable; the leaves take the exact remainder
@@ -154,11 +164,13 @@ class OptimizedHierarchy(Block):
         return state.with_(estimate=est[leaves], variance=est_var[leaves])
 
 
-def _final_variance(epsilon: Fraction, layout: TreeLayout, allocation: str) -> np.ndarray:
+def _final_variance(
+    state: State, epsilon: Fraction, layout: TreeLayout, allocation: str
+) -> np.ndarray:
     """Variance of each node's total after the frontier release averages its own level
     and every level below (inverse-variance weights), indexed by level."""
-    level_eps = split_epsilon(epsilon, layout.n_levels, allocation)
-    level_var = weighting_variance(np.array([noise_variance(1, e) for e in level_eps]))
+    level_eps = split_epsilon(epsilon, layout.n_levels, allocation, _noise(state.definition))
+    level_var = weighting_variance(np.array([planned_variance(state, e) for e in level_eps]))
     return 1.0 / np.cumsum((1.0 / level_var)[::-1])[::-1]
 
 
@@ -166,6 +178,7 @@ def _final_variance(epsilon: Fraction, layout: TreeLayout, allocation: str) -> n
 class _TreeCut(Block):
     """Shared settings of the blocks that choose a cut of the fan-out tree."""
 
+    zcdp = True
     constraints = TREE
     fanout: object = 16
     allocation: str = "uniform"
@@ -177,8 +190,8 @@ class _TreeCut(Block):
         eps2 = state.budgets.get(self.publisher)
         if eps2 is None:
             raise CompositionError(f"{self.label}: no block named {self.publisher!r} publishes")
-        layout = tree_layout(state.n, _fanout(self.fanout, state.n))
-        final_var = _final_variance(eps2, layout, self.allocation)[layout.level]
+        layout = tree_layout(state.n, _fanout(self.fanout, state.n, state.definition))
+        final_var = _final_variance(state, eps2, layout, self.allocation)[layout.level]
         return layout, final_var
 
 
@@ -225,7 +238,9 @@ class TreeCutAbsolute(_TreeCut):
 
     def run(self, state: State, view: PrivateView | None) -> State:
         layout, final_var = self._setup(state)
-        cut = view.select(l1_selection(self.noise, layout, np.sqrt(final_var / 2), state.n))
+        # expected absolute publication error: sqrt(V/2) for Laplace, sqrt(2V/pi) Gaussian
+        spread = 2.0 / np.pi if state.definition == "zcdp" else 0.5
+        cut = view.select(l1_selection(self.noise, layout, np.sqrt(final_var * spread), state.n))
         return state.with_(notes={**state.notes, "tree": layout, "cut": cut})
 
 
@@ -244,6 +259,7 @@ class FrontierRelease(Block):
     """
 
     label = "frontier_release"
+    zcdp = True
     spends = True
     constraints = rules(allocation=Options(*ALLOCATIONS))
     allocation: str = "uniform"

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .. import __version__, export
+from .. import PureDP, __version__, export, zCDP
 from .._kernel import validate_epsilon
 from ..errors import DphistError, UnknownMethodError
 from ..methods import get_method
@@ -67,6 +67,59 @@ def parse_epsilon(value: str) -> Fraction:
         raise typer.BadParameter(str(exc)) from None
 
 
+def parse_rho(value: str) -> Fraction:
+    try:
+        return validate_epsilon(value, name="rho")
+    except DphistError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def parse_delta(value: str) -> float:
+    try:
+        delta = float(value)
+    except ValueError:
+        raise typer.BadParameter(f"delta must be a number in (0, 1); got {value!r}") from None
+    if not 0 < delta < 1:
+        raise typer.BadParameter(f"delta must lie in (0, 1); got {value!r}")
+    return delta
+
+
+def budget(
+    epsilon: Fraction | None, rho: Fraction | None, default: Fraction | None = None
+) -> PureDP | zCDP:
+    """The privacy definition from ``--epsilon`` or ``--rho`` (exactly one; ``default``
+    is the epsilon when neither is given and the command has one)."""
+    if epsilon is not None and rho is not None:
+        raise typer.BadParameter("give either --epsilon (pure DP) or --rho (zCDP), not both")
+    if rho is not None:
+        return zCDP(rho)
+    if epsilon is None and default is None:
+        raise typer.BadParameter("give --epsilon (pure DP) or --rho (zCDP)")
+    return PureDP(default if epsilon is None else epsilon)
+
+
+def budget_lines(spent: object, definition: str, delta: float | None) -> list[str]:
+    """What a release spent, and the (epsilon, delta) it implies when ``--delta`` is given."""
+    if definition == "zcdp":
+        lines = [f"Budget: rho = {exact(spent)} (zero-concentrated DP)"]
+        if delta is not None:
+            eps = zCDP(spent).epsilon_at(delta)
+            lines.append(f"Implies ({eps:.6g}, {delta:g})-DP (tight conversion of rho)")
+        return lines
+    lines = [f"Budget: epsilon = {exact(spent)} (pure DP)"]
+    if delta is not None:
+        lines.append(f"Implies ({float(spent):g}, {delta:g})-DP (pure DP holds for every delta)")
+    return lines
+
+
+def delta_record(spent: object, definition: str, delta: float | None) -> dict[str, Any]:
+    """The implied (epsilon, delta) for an output file (nothing without ``--delta``)."""
+    if delta is None:
+        return {}
+    eps = zCDP(spent).epsilon_at(delta) if definition == "zcdp" else float(spent)
+    return {"delta": delta, "epsilon_at_delta": eps}
+
+
 def parse_method(value: str) -> str:
     if value.strip().lower() == "auto":
         return "auto"
@@ -114,8 +167,10 @@ def say(console: Console, *lines: str) -> None:
 
 
 def ledger_table(release: Release) -> Table:
+    unit = "rho" if getattr(release, "definition", "pure") == "zcdp" else "epsilon"
+    scale = "noise variance / scale" if unit == "rho" else "noise scale"
     table = Table(title="Ledger (every noisy measurement)")
-    for name in ("block", "primitive", "values", "epsilon", "noise scale"):
+    for name in ("block", "primitive", "values", unit, scale):
         table.add_column(name, justify="left" if name in ("block", "primitive") else "right")
     for c in release.ledger:
         table.add_row(c.block, c.primitive, f"{c.size:,}", exact(c.epsilon), exact(c.scale))
@@ -143,6 +198,31 @@ Epsilon = Annotated[
         parser=parse_epsilon,
         metavar="EPS",
         help="Privacy budget (> 0), read exactly as typed: 0.1 is 1/10.",
+    ),
+]
+OptionalEpsilon = Annotated[
+    Fraction | None,
+    typer.Option(
+        "--epsilon",
+        parser=parse_epsilon,
+        metavar="EPS",
+        help="Pure DP budget (> 0), read exactly as typed: 0.1 is 1/10.",
+    ),
+]
+Rho = Annotated[
+    Fraction | None,
+    typer.Option(
+        parser=parse_rho,
+        metavar="RHO",
+        help="Zero-concentrated DP budget instead of --epsilon (discrete Gaussian noise).",
+    ),
+]
+Delta = Annotated[
+    float | None,
+    typer.Option(
+        parser=parse_delta,
+        metavar="D",
+        help="Also print and record the (epsilon, delta)-DP the release implies at delta D.",
     ),
 ]
 

@@ -11,7 +11,21 @@ from rich.console import Console
 from rich.table import Table
 
 from .. import export, ingest
-from .common import Epsilon, Seed, app, exact, new_console, say, status, usage
+from .common import (
+    Delta,
+    OptionalEpsilon,
+    Rho,
+    Seed,
+    app,
+    budget,
+    budget_lines,
+    delta_record,
+    exact,
+    new_console,
+    say,
+    status,
+    usage,
+)
 
 GROUP_METHODS = ("cumulative", "ranked", "naive")
 
@@ -101,23 +115,27 @@ def _summary(release: Any) -> Table:
 def groupsize(
     groups: Groups = None, levels: Levels = None, group_column: GroupColumn = "group_id",
     entities: Entities = None, size_column: SizeColumn = None, privacy_unit: Unit = None,
-    max_records: MaxRecords = None, epsilon: Epsilon = Fraction(1),
-    method: Methods = "cumulative", k: SizeCap = 10_000, m0: MinSize = 0,
+    max_records: MaxRecords = None, epsilon: OptionalEpsilon = None, rho: Rho = None,
+    delta: Delta = None, method: Methods = "cumulative", k: SizeCap = 10_000, m0: MinSize = 0,
     merge: Merge = "weighted", seed: Seed = None, out: Out = None, demo: Demo = False,
 ) -> None:  # fmt: skip
     """Publish group-size histograms over a region hierarchy (Kuo et al., PVLDB 2018).
 
     Every region's histogram of group sizes is released with integer counts that
     match the public number of groups and add up from counties to states to the
-    nation. With --demo, compares the methods on synthetic data instead.
+    nation. With --demo, compares the methods on synthetic data instead. The budget is
+    --epsilon (pure DP, 1 by default) or --rho (zero-concentrated DP).
     """
     from .. import groupsize as gs
 
     console = new_console()
+    chosen_budget = budget(epsilon, rho, default=Fraction(1))
     if demo:
         if groups is not None:
             raise typer.BadParameter("give either a groups table or --demo, not both")
-        _groupsize_demo(console, gs, epsilon, seed)
+        if chosen_budget.definition == "zcdp":
+            raise typer.BadParameter("--demo compares the methods under --epsilon only")
+        _groupsize_demo(console, gs, chosen_budget.amount, seed)
         return
     level_names = _check(groups, levels, entities, size_column, merge, k, m0, out)
     chosen = _methods(method, len(level_names))
@@ -128,12 +146,19 @@ def groupsize(
         groups, level_names, group_column=group_column, entities=entities,
         size_column=size_column, rng=seed, **unit,
     )  # fmt: skip
+    amount = {chosen_budget.name: chosen_budget.amount}
     release = gs.publish_group_sizes(
-        data, epsilon=epsilon, method=chosen, K=k, m0=m0, merge=merge, rng=seed, **unit
+        data, method=chosen, K=k, m0=m0, merge=merge, rng=seed, **amount, **unit
     )
-    written = export.write_group_sizes(out, release) if out is not None else []
+    implied = delta_record(release.epsilon, release.definition, delta)
+    written = export.write_group_sizes(out, release, **implied) if out is not None else []
     console.print(_summary(release))
-    say(console, *status(release, seed), *(f"Written: {p.resolve()}" for p in written))
+    say(
+        console,
+        *budget_lines(release.epsilon, release.definition, delta),
+        *status(release, seed),
+        *(f"Written: {p.resolve()}" for p in written),
+    )
 
 
 def _groupsize_demo(console: Console, gs: Any, epsilon: Fraction, seed: int | None) -> None:

@@ -21,10 +21,14 @@ from ..methods.selector import CANDIDATES
 from ..release import Release
 from ..session import publish
 from .common import (
-    Epsilon,
+    Delta,
+    OptionalEpsilon,
+    Rho,
     Seed,
     app,
-    exact,
+    budget,
+    budget_lines,
+    delta_record,
     ledger_table,
     new_console,
     number,
@@ -187,15 +191,24 @@ class _Request:
     params: dict[str, Any]
     unit: dict[str, Any]
     image: str | None
+    amount: dict[str, Any]  # {"epsilon": ...} or {"rho": ...}
+    delta: float | None
 
 
 def _check(
-    method: str, epsilon: object, bins: str | None, binning_options: dict[str, object],
-    outside: str | None, items: Sequence[str] | None, workload: str | None,
-    time_budget: float | None, auto_share: str | None, privacy_unit: str | None,
+    method: str, epsilon: Any, rho: Any, delta: float | None, bins: str | None,
+    binning_options: dict[str, object], outside: str | None, items: Sequence[str] | None,
+    workload: str | None, time_budget: float | None, auto_share: str | None,
+    privacy_unit: str | None,
     max_records: int | None, out: Path | None, plot: Path | None,
 ) -> _Request:  # fmt: skip
     """Every option checked before any data is read (usage errors, exit code 2)."""
+    chosen = budget(epsilon, rho)
+    if method == "auto" and chosen.definition == "zcdp":
+        raise typer.BadParameter(
+            "--method auto chooses among pure epsilon-DP methods; with --rho name a method",
+            param_hint="'--method'",
+        )
     if bins is not None:
         raise typer.BadParameter(
             f"--bins {bins!r} asks for bins derived from the data; {ingest.PUBLIC_BINS_HINT}"
@@ -215,7 +228,7 @@ def _check(
     with usage():
         resources.check_bins(binning.n, planned)
     unit = {} if k is None else {"privacy_unit": privacy_unit, "max_records": k}
-    return _Request(binning, policy, params, unit, image)
+    return _Request(binning, policy, params, unit, image, {chosen.name: chosen.amount}, delta)
 
 
 def _outputs(
@@ -228,6 +241,7 @@ def _outputs(
         files += export.histogram_files(
             out, release, req.binning, column=column, outside_domain=req.policy,
             missing_values="dropped", malformed_records="refused" if strict else "dropped",
+            **delta_record(release.epsilon, release.definition, req.delta),
         )  # fmt: skip
     if plot is not None and req.image is not None:
         from ..plot import estimate_writer
@@ -245,8 +259,8 @@ def _report(
     console = new_console()
     say(
         console,
-        f"dphist publish: column {column!r}, {req.binning.spec}, method {release.method}, "
-        f"epsilon = {exact(release.epsilon)}",
+        f"dphist publish: column {column!r}, {req.binning.spec}, method {release.method}",
+        *budget_lines(release.epsilon, release.definition, req.delta),
     )
     if "auto" in release.params:
         say(console, f"Chosen by auto: {release.params['auto']['reason']}")
@@ -266,8 +280,9 @@ def _report(
 
 @app.command("publish")
 def publish_file(
-    source: Input, column: Column, epsilon: Epsilon, method: Method = "auto",
-    edges: Edges = None, categories: Categories = None, domain: Domain = None,
+    source: Input, column: Column, method: Method = "auto", epsilon: OptionalEpsilon = None,
+    rho: Rho = None, delta: Delta = None, edges: Edges = None, categories: Categories = None,
+    domain: Domain = None,
     bins: Bins = None, param: Params = None, workload: Workload = None,
     time_budget: TimeBudget = None, auto_share: AutoShare = None, outside: Outside = None,
     privacy_unit: Unit = None,
@@ -282,14 +297,14 @@ def publish_file(
     cats = None if categories is None else _categories_option(categories)
     binning_options = {"edges": edges, "domain": domain, "categories": cats}
     req = _check(
-        method, epsilon, bins, binning_options, outside, param, workload, time_budget,
-        auto_share, privacy_unit, max_records, out, plot,
+        method, epsilon, rho, delta, bins, binning_options, outside, param, workload,
+        time_budget, auto_share, privacy_unit, max_records, out, plot,
     )  # fmt: skip
     with _counting_progress(source) as progress:
         counts = ingest.count_file(
             source, column, req.binning, outside=req.policy, rng=seed, strict=strict,
             progress=progress, **req.unit,
         )  # fmt: skip
-    release = publish(counts, epsilon=epsilon, method=method, rng=seed, **req.unit, **req.params)
+    release = publish(counts, method=method, rng=seed, **req.amount, **req.unit, **req.params)
     written = _outputs(req, release, column, strict, out, plot)
     _report(req, release, column, strict, written, out is None, seed)

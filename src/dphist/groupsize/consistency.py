@@ -3,7 +3,8 @@
 Algorithm 1 of the group-size spec (§7.2) on released per-region estimates:
 
 1. per-size variances of every region's estimate (§7.3: ``c / (eps_l**2 * Ĥ[i])`` with
-   ``c`` = 2 ranked, 4 cumulative, 8 naive);
+   ``c`` = 2 ranked, 4 cumulative, 8 naive; under zCDP ``m v_l / Ĥ[i]`` from the
+   Gaussian variance ``v_l`` of one noisy cell, ``m`` = 2 cumulative, 1 otherwise);
 2. level by level from the root: optimal matching of a parent's (merged) groups to
    its children's groups (Algorithm 2, proportional sharing with largest-remainder
    rounding, §7.4), inverse-variance merge of each matched pair and rounding (§7.5);
@@ -65,13 +66,16 @@ def top_down(
     level_epsilon: Sequence[float],
     *,
     rule: str = "weighted",
+    cell_variance: Sequence[float] | None = None,
 ) -> list[np.ndarray]:
     """Algorithm 1's post-processing: consistent integer histograms for every region.
 
     ``estimates[r]``: region ``r``'s released histogram (sum = its group count);
     ``methods[l]`` and ``level_epsilon[l]``: the estimator and budget of level ``l``
     (they set the variance heuristic); ``rule``: "weighted" (inverse-variance, the
-    method) or "mean" (plain average, the paper's baseline). With one level the root
+    method) or "mean" (plain average, the paper's baseline). ``cell_variance[l]``: the
+    noise variance of one measured cell of level ``l``, when it is not Laplace noise of
+    the level's epsilon (Gaussian noise under zCDP). With one level the root
     estimate is returned. Cost: one matching per internal region, O(D log D) in the
     number D of occupied (region, size) cells.
     """
@@ -81,8 +85,14 @@ def top_down(
     est = [trim(np.asarray(e, dtype=np.int64)) for e in estimates]
     if h.n_levels == 1:
         return [est[0]]
+    cells = [None] * h.n_levels if cell_variance is None else list(cell_variance)
     var = [
-        size_variances(est[r], float(level_epsilon[h.level[r]]), method=methods[h.level[r]])
+        size_variances(
+            est[r],
+            float(level_epsilon[h.level[r]]),
+            method=methods[h.level[r]],
+            cell_variance=cells[h.level[r]],
+        )
         for r in range(h.n_nodes)
     ]
     cur_hist: dict[int, np.ndarray] = {0: est[0]}

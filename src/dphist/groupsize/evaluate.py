@@ -23,11 +23,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._kernel import Accountant, GroupMeasurer, noise_source, validate_epsilon
+from .._kernel import Accountant, noise_source, validate_epsilon
 from .._numeric.isotonic import largest_remainder, project_simplex
 from ..errors import ValidationError
 from .hierarchy import GroupSizeData
-from .publish import GroupSizeRelease, estimate, plan, release, seal
+from .publish import GroupSizeRelease, estimate, measurer_for, plan, release
 
 __all__ = ["emd", "level_emds", "node_emds", "omniscient", "select_private"]
 
@@ -154,8 +154,10 @@ def select_private(
     data: GroupSizeData,
     candidates: Sequence[Mapping[str, object]],
     *,
-    epsilon: object,
-    selection_epsilon: object,
+    epsilon: object = None,
+    selection_epsilon: object = None,
+    rho: object = None,
+    selection_rho: object = None,
     rng: object = None,
 ) -> tuple[GroupSizeRelease, int]:
     """Private choice among method combinations by their error (spec §8.2).
@@ -172,22 +174,30 @@ def select_private(
     candidates see disjoint parts of the data; here every candidate sees all groups,
     so that argument does not apply and the ledger charges every candidate in full.
     Returns the chosen release (its ledger holds every charge) and its index.
+
+    With ``rho=`` and ``selection_rho=`` instead, every candidate is a rho-zCDP release
+    and the choice is the exponential mechanism at the epsilon with
+    ``epsilon**2 / 8 <= selection_rho`` (bounded range); the rhos add up the same way.
     """
     if isinstance(candidates, str | bytes) or len(candidates) == 0:
         raise ValidationError("candidates must be a non-empty sequence of parameter dicts")
-    eps = validate_epsilon(epsilon)
-    sel = validate_epsilon(selection_epsilon, name="selection_epsilon")
+    zcdp = rho is not None or selection_rho is not None
+    if zcdp and (epsilon is not None or selection_epsilon is not None):
+        raise ValidationError("give epsilon= and selection_epsilon=, or rho= and selection_rho=")
+    name = "rho" if zcdp else "epsilon"
+    eps = validate_epsilon(rho if zcdp else epsilon, name=name)
+    sel = validate_epsilon(selection_rho if zcdp else selection_epsilon, name=f"selection_{name}")
     noise = noise_source(rng)
     budget = Accountant(eps * len(candidates) + sel, label="selection")
     plans = []
     for i, cand in enumerate(candidates):
         if not isinstance(cand, Mapping):
             raise ValidationError(f"candidates[{i}] must be a dict of parameters")
-        bad = set(cand) & {"data", "epsilon", "rng"}
+        bad = set(cand) & {"data", "epsilon", "rho", "rng"}
         if bad:
             raise ValidationError(f"candidates[{i}] may not set {sorted(bad)}")
-        plans.append(plan(data, epsilon=eps, **cand))
-    measurer = GroupMeasurer(seal(plans[0].data), budget, noise)
+        plans.append(plan(data, **{name: eps}, **cand))
+    measurer = measurer_for(plans[0], budget, noise)
     runs = [estimate(p, measurer, tag=f"candidate {i}: ") for i, p in enumerate(plans)]
     chosen = measurer.select_min_emd(
         [run.histograms for run in runs], epsilon=sel, block="selection"

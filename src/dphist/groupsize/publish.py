@@ -5,6 +5,9 @@ level with its share of epsilon (one charge per level; the regions of a level ar
 disjoint, so they compose in parallel), estimates every region (``estimators``), makes
 the estimates consistent top-down (``consistency``) and returns a
 :class:`GroupSizeRelease` with the per-region integer histograms and the ledger.
+With ``rho=`` instead of ``epsilon=`` the release is rho-zCDP: every level gets
+discrete Gaussian noise for its L2 sensitivity, and the consistency step weighs the
+levels by their Gaussian variances.
 """
 
 from __future__ import annotations
@@ -22,10 +25,12 @@ from .._kernel import (
     GroupMeasurer,
     NoiseSource,
     ProtectedGroups,
+    gaussian_noise_variance,
     noise_source,
     protect_groups,
     validate_epsilon,
 )
+from .._kernel.zcdp import approx_dp_epsilon
 from ..errors import InputTypeError, ValidationError
 from ..guarantee import group_guarantee, unit_terms
 from .consistency import top_down
@@ -83,11 +88,20 @@ class GroupSizeRelease:
     timings: dict[str, float] = field(default_factory=dict)
     privacy_unit: str = "entity"
     max_records: int = 1
+    definition: str = "pure"
 
     @property
     def epsilon(self) -> Fraction:
-        """Total epsilon spent (exact)."""
+        """Total budget spent (exact): epsilon, or rho when ``definition == "zcdp"``."""
         return sum((c.epsilon for c in self.ledger), Fraction(0))
+
+    def epsilon_at(self, delta: float) -> float:
+        """The epsilon of the (epsilon, delta)-DP this release implies: its epsilon under
+        pure DP; under zCDP the tight conversion of its rho (Canonne, Kamath, Steinke
+        2020, Corollary 13)."""
+        if self.definition == "zcdp":
+            return approx_dp_epsilon(float(self.epsilon), delta)
+        return float(self.epsilon)
 
     def histogram(self, node: int, length: int | None = None) -> np.ndarray:
         """Region ``node``'s histogram, zero-padded to ``length`` sizes if given."""
@@ -106,9 +120,10 @@ class GroupSizeRelease:
 
     def __repr__(self) -> str:
         mode = "private" if self.private else "NOT PRIVATE (seeded)"
+        name = "rho" if self.definition == "zcdp" else "epsilon"
         return (
             f"GroupSizeRelease(regions={len(self.histograms)}, methods={list(self.methods)}, "
-            f"epsilon={float(self.epsilon):g}, {mode})"
+            f"{name}={float(self.epsilon):g}, {mode})"
         )
 
 
@@ -137,12 +152,14 @@ class Plan:
     k: int
     m0: int
     merge: str
+    definition: str = "pure"
 
 
 def plan(
     data: object,
     *,
-    epsilon: object,
+    epsilon: object = None,
+    rho: object = None,
     method: str | Sequence[str] = "cumulative",
     K: int = DEFAULT_K,
     m0: int = 0,
@@ -156,7 +173,10 @@ def plan(
     if not isinstance(data, GroupSizeData):
         raise InputTypeError("data must be a GroupSizeData (or a (Hierarchy, per-leaf sizes) pair)")
     n_levels = data.hierarchy.n_levels
-    eps = validate_epsilon(epsilon)
+    if (epsilon is None) == (rho is None):
+        raise ValidationError("give either epsilon= (pure DP) or rho= (zCDP), exactly one")
+    definition = "pure" if rho is None else "zcdp"
+    eps = validate_epsilon(epsilon) if rho is None else validate_epsilon(rho, name="rho")
     methods = _per_level(method, n_levels, "method")
     for m in methods:
         if m not in ESTIMATORS:
@@ -174,7 +194,7 @@ def plan(
     k, m0 = _size_bounds(K, m0)
     if merge not in ("weighted", "mean"):
         raise ValidationError(f"merge must be 'weighted' or 'mean'; got {merge!r}")
-    return Plan(data, eps, tuple(methods), tuple(norms), tuple(levels), k, m0, merge)
+    return Plan(data, eps, tuple(methods), tuple(norms), tuple(levels), k, m0, merge, definition)
 
 
 def _level_epsilons(level_epsilon: object, eps: Fraction, n_levels: int) -> list[Fraction]:
@@ -247,9 +267,24 @@ def estimate(plan: Plan, measurer: GroupMeasurer, *, tag: str = "") -> Estimates
         timings[f"level {level}"] = time.perf_counter() - t0
     est = [estimates[r] for r in range(h.n_nodes)]
     t0 = time.perf_counter()
-    final = top_down(h, est, plan.methods, [float(e) for e in plan.levels], rule=plan.merge)
+    cells = None
+    if plan.definition == "zcdp":  # the Gaussian variance of one cell of each level
+        k2 = measurer.data.max_records**2
+        cells = [
+            gaussian_noise_variance(Fraction(2 if m == "naive" else 1) * k2, rho)
+            for m, rho in zip(plan.methods, plan.levels, strict=True)
+        ]
+    final = top_down(
+        h, est, plan.methods, [float(e) for e in plan.levels], rule=plan.merge,
+        cell_variance=cells,
+    )  # fmt: skip
     timings["consistency"] = time.perf_counter() - t0
     return Estimates(est, final, timings)
+
+
+def measurer_for(plan: Plan, budget: Accountant, noise: NoiseSource, max_records: int = 1):
+    """A :class:`GroupMeasurer` of ``plan``'s sealed data under its definition."""
+    return GroupMeasurer(seal(plan.data, max_records), budget, noise, definition=plan.definition)
 
 
 def seal(data: GroupSizeData, max_records: int = 1) -> ProtectedGroups:
@@ -278,17 +313,19 @@ def release(
         level_epsilon=plan.levels,
         ledger=tuple(ledger),
         private=private,
-        guarantee=group_guarantee(private, *unit),
+        guarantee=group_guarantee(private, *unit, plan.definition),
         timings=run.timings,
         privacy_unit=unit[0],
         max_records=unit[1],
+        definition=plan.definition,
     )
 
 
 def publish_group_sizes(
     data: GroupSizeData,
     *,
-    epsilon: object,
+    epsilon: object = None,
+    rho: object = None,
     method: str | Sequence[str] = "cumulative",
     K: int = DEFAULT_K,
     m0: int = 0,
@@ -299,14 +336,18 @@ def publish_group_sizes(
     privacy_unit: str | None = None,
     max_records: int = 1,
 ) -> GroupSizeRelease:
-    """Release every region's group-size histogram under epsilon-DP (spec §7.2).
+    """Release every region's group-size histogram under epsilon-DP or rho-zCDP (spec §7.2).
 
     Parameters
     ----------
     data : GroupSizeData
         The hierarchy and the groups' sizes (or a ``(Hierarchy, per-leaf sizes)`` pair).
     epsilon : number
-        Total budget, read exactly as written.
+        Total budget, read exactly as written (pure epsilon-DP).
+    rho : number, instead of ``epsilon``
+        Total budget of zero-concentrated DP: every level gets exact discrete Gaussian
+        noise for its squared L2 sensitivity (2 for naive, 1 otherwise) and rho's add
+        up over the levels; ``level_epsilon`` then holds a rho per level.
     method : "cumulative", "ranked" or "naive", or one per level (root first)
         Estimator per level (spec §6.3, §6.2, §6.1).
     K : int
@@ -328,18 +369,18 @@ def publish_group_sizes(
         (already bounded, e.g. by :func:`dphist.ingest.read_group_tables`), its name and
         that bound: every sensitivity is multiplied by it.
 
-    Privacy: each level's measurement is (its epsilon)-DP for neighbours differing by
-    one entity (parallel composition over the disjoint regions of the level; see
-    ``dphist._kernel.groups``); levels compose sequentially, the rest is
-    post-processing. The ledger holds one exact charge per level.
+    Privacy: each level's measurement is (its epsilon)-DP, or (its rho)-zCDP, for
+    neighbours differing by one entity (parallel composition over the disjoint regions
+    of the level; see ``dphist._kernel.groups``); levels compose sequentially, the rest
+    is post-processing. The ledger holds one exact charge per level.
     """
     p = plan(
-        data, epsilon=epsilon, method=method, K=K, m0=m0, norm=norm,
+        data, epsilon=epsilon, rho=rho, method=method, K=K, m0=m0, norm=norm,
         level_epsilon=level_epsilon, merge=merge,
     )  # fmt: skip
     noise = noise_source(rng)
     unit, bound = unit_terms(privacy_unit, max_records)
     unit = "entity" if unit == "record" else unit
     budget = Accountant(p.epsilon, label="group sizes")
-    measurer = GroupMeasurer(seal(p.data, bound), budget, noise)
+    measurer = measurer_for(p, budget, noise, bound)
     return release(p, estimate(p, measurer), budget.ledger, noise, (unit, bound))

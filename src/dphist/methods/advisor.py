@@ -25,6 +25,7 @@ from fractions import Fraction
 from typing import Any
 
 from .._kernel import validate_epsilon
+from ..blocks import REST, AutoFeatures, Pipeline
 from ..errors import InputTypeError, ValidationError
 from .selector import DEFAULT_SHARE, WORKLOADS, Candidate, Model, feature_vector, load_model
 
@@ -34,6 +35,7 @@ __all__ = [
     "WORKLOAD_KINDS",
     "Choice",
     "choose",
+    "features_pipeline",
     "predicted_seconds",
     "workload_kind",
 ]
@@ -149,6 +151,12 @@ def time_budget_seconds(time_budget: object) -> float:
     if not (math.isfinite(t) and t > 0):
         raise ValidationError(f"time_budget must be a positive number of seconds; got {t!r}")
     return t
+
+
+def features_pipeline() -> Pipeline:
+    """What ``auto`` measures before choosing: a noisy total and number of non-empty
+    bins with its whole share (:class:`~dphist.blocks.AutoFeatures`)."""
+    return Pipeline((AutoFeatures(share=REST),))
 
 
 def feature_share(share: object) -> Fraction:

@@ -70,7 +70,7 @@ def run(
     state, timings = run_pipeline(
         data,
         blocks,
-        lambda plan: State(n=n, budgets=plan),
+        lambda plan: State(n=n, budgets=plan, definition=definition),
         epsilon=epsilon,
         budget=budget,
         noise=noise,

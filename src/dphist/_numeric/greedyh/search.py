@@ -250,15 +250,18 @@ def _children_csr(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True)
-def _choose_share(err_children, k, m, m1, delta, grid):  # pragma: no cover - compiled
-    """First minimiser ``g`` of GreedyH's score ``E(g)`` over ``g = 0..grid-1``, and ``E(g)``."""
+def _choose_share(err_children, k, m, m1, delta, grid, l2):  # pragma: no cover - compiled
+    """First minimiser ``g`` of GreedyH's score ``E(g)`` over ``g = 0..grid-1``, and ``E(g)``.
+
+    ``B`` is the node query's squared weight ``(1 - p)**2`` (L1 paths) or ``1 - p**2``
+    (L2 paths) times ``grid**2 delta``."""
     c = (m - m1) * delta + m1
     best = 0
     best_score = 0.0
     for g in range(grid):
         s = float(g)
         a = (grid - s) ** 2
-        b = s * s * delta
+        b = (grid * grid - a if l2 else s * s) * delta
         score = (err_children - c * b / (a + b * k)) / a
         if g == 0 or score < best_score:
             best = g
@@ -268,7 +271,7 @@ def _choose_share(err_children, k, m, m1, delta, grid):  # pragma: no cover - co
 
 @njit(cache=True)
 def _greedy_implicit(
-    left, right, diag, lo, hi, depth, kind, start, child, branch, grid, trace
+    left, right, diag, lo, hi, depth, kind, start, child, branch, grid, trace, l2
 ):  # pragma: no cover - compiled
     """GreedyH's bottom-up pass for ``M`` given by generators (see :class:`ImplicitGram`).
 
@@ -389,11 +392,11 @@ def _greedy_implicit(
                 inside += vin[i] * vin[i]
             m = sa * sa * left2[a] + inside + sb * sb * right2[b]
             delta = float(branch) ** (-depth[index] / 2.0)
-        best, score = _choose_share(e, k, m, m1, delta, grid)
+        best, score = _choose_share(e, k, m, m1, delta, grid, l2)
         p = 1.0 - best / grid
         share[index] = p
         if best > 0:
-            q2 = (1.0 - p) ** 2
+            q2 = 1.0 - p * p if l2 else (1.0 - p) ** 2
             scale = 1.0 / (p * p + k * q2)
             for i in range(a, b):
                 u[i] *= scale
@@ -419,6 +422,7 @@ def _greedy_dense(
     branch: int,
     grid: int,
     trace: bool,
+    l2: bool = False,
 ) -> tuple[np.ndarray, float]:
     """GreedyH's bottom-up pass for a dense symmetric ``M``; same outputs as
     :func:`_greedy_implicit`. Each pending node keeps ``v = M[:, node] u`` (a row
@@ -458,11 +462,11 @@ def _greedy_dense(
             m = float(v @ v)
             m1 = sum(float(part[2] @ part[2]) for part in parts)
             delta = float(branch) ** (-int(depth[index]) / 2.0)
-        best, score = _choose_share(err_children, k, m, m1, delta, grid)
+        best, score = _choose_share(err_children, k, m, m1, delta, grid, l2)
         p = 1.0 - best / grid
         share[index] = p
         if best > 0:
-            scale = 1.0 / (p * p + k * (1.0 - p) ** 2)
+            scale = 1.0 / (p * p + k * (1.0 - p * p if l2 else (1.0 - p) ** 2))
             u[a:b] *= scale
             v *= scale
             k *= scale
@@ -471,16 +475,18 @@ def _greedy_dense(
 
 
 @njit(cache=True)
-def _path_weights(parent, kind, share):  # pragma: no cover - compiled
+def _path_weights(parent, kind, share, l2):  # pragma: no cover - compiled
     """Query weights top-down and the worst deviation of a root-to-leaf sum from 1.
 
     A node's query gets ``1 - p`` of the share left by its ancestors (all of it at a
-    terminal node); its children inherit the share times ``p``.
+    terminal node); its children inherit the share times ``p``. With ``l2`` the sums
+    are of squared weights: the node's query gets ``sqrt(1 - p**2)`` times the weight
+    left, so the squares along a path still add up to 1.
     """
     n_nodes = parent.size
     weight = np.empty(n_nodes)
     left = np.empty(n_nodes)  # share of the path left to the node
-    spent = np.empty(n_nodes)  # weight already spent by the strict ancestors
+    spent = np.empty(n_nodes)  # weight (squared with l2) spent by the strict ancestors
     worst = 0.0
     for index in range(n_nodes):
         par = parent[index]
@@ -489,12 +495,14 @@ def _path_weights(parent, kind, share):  # pragma: no cover - compiled
             spent[index] = 0.0
         else:
             left[index] = left[par] * share[par]
-            spent[index] = spent[par] + weight[par]
+            spent[index] = spent[par] + (weight[par] ** 2 if l2 else weight[par])
         if kind[index] == _SPLIT:
-            weight[index] = left[index] * (1.0 - share[index])
+            p = share[index]
+            weight[index] = left[index] * (np.sqrt(1.0 - p * p) if l2 else 1.0 - p)
         else:
             weight[index] = left[index]
-            worst = max(worst, abs(spent[index] + weight[index] - 1.0))
+            used = spent[index] + (weight[index] ** 2 if l2 else weight[index])
+            worst = max(worst, abs(used - 1.0))
     return weight, worst
 
 
@@ -522,6 +530,7 @@ def greedy_h(
     branch: int = 2,
     grid: int = 100,
     objective: Literal["reference", "trace"] = "reference",
+    norm: Literal["l1", "l2"] = "l1",
 ) -> GreedyHStrategy:
     """Choose GreedyH's weighted hierarchical strategy for the reduced Gram matrix ``M``.
 
@@ -542,6 +551,10 @@ def greedy_h(
         Number of candidate shares ``p`` in ``{1, 1 - 1/grid, ..., 1/grid}``.
     objective : {"reference", "trace"}
         Scoring rule, see above.
+    norm : {"l1", "l2"}
+        What adds up to 1 on every root-to-leaf path: the weights (L1 sensitivity 1,
+        Laplace noise) or their squares (L2 sensitivity 1, Gaussian noise under zCDP;
+        the node's squared weight ``1 - p**2`` replaces ``(1 - p)**2`` throughout).
 
     Returns
     -------
@@ -562,26 +575,26 @@ def greedy_h(
     grid = check_int(grid, "grid", 1)
     if not isinstance(objective, str) or objective not in OBJECTIVES:
         raise ValidationError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
-    trace = objective == "trace"
+    if norm not in ("l1", "l2"):
+        raise ValidationError(f"norm must be 'l1' or 'l2', got {norm!r}")
+    trace, l2 = objective == "trace", norm == "l2"
 
     size, breaks, gram = _breaks(M)
     lo, hi, depth, kind, parent = _build_tree(size, branch, breaks)
     start, child = _children_csr(parent)
     if gram is None:
         share, expected_error = _greedy_implicit(
-            M.left, M.right, M.diag, lo, hi, depth, kind, start, child, branch, grid, trace
+            M.left, M.right, M.diag, lo, hi, depth, kind, start, child, branch, grid, trace, l2
         )
     else:
         share, expected_error = _greedy_dense(
-            gram, lo, hi, depth, kind, start, child, branch, grid, trace
+            gram, lo, hi, depth, kind, start, child, branch, grid, trace, l2
         )
 
-    weight, worst = _path_weights(parent, kind, share)
+    weight, worst = _path_weights(parent, kind, share, l2)
     if not worst <= _PATH_TOL:
-        raise InternalError(
-            "GreedyH weights along a root-to-leaf path do not sum to 1 "
-            f"(worst deviation {worst:.3g})"
-        )
+        msg = f"GreedyH weights ({norm}) on a root-to-leaf path do not sum to 1 ({worst:.3g})"
+        raise InternalError(msg)
     keep = weight > 0.0
     return GreedyHStrategy(
         lo=lo[keep],

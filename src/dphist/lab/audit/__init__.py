@@ -48,6 +48,15 @@ mechanism anywhere with probability at most ``P * alpha``
 (:func:`suite_false_alarm_bound`); with a fixed audit seed the outcome is
 deterministic, so a test suite built on it cannot be flaky.
 
+Approximate DP. A mechanism may claim (epsilon, delta)-DP (``Mechanism.delta > 0``):
+a zCDP method audited at the epsilon its rho implies for a chosen delta
+(:func:`zcdp_claim`). Events are then ranked and confirmed by the lower bound
+``CP_lower(p_a) - e^epsilon CP_upper(p_b)`` on ``P_x(E) - e^epsilon P_x'(E)``
+(:func:`delta_lower_bound`), and a pair is flagged when it exceeds delta; the false
+alarm bound is again ``alpha`` per pair. Sampling can only see deltas of about the
+Clopper-Pearson width, so zCDP audits use a large delta (0.05 to 0.3) where the implied
+epsilon is small and under-noising shows as excess delta.
+
 White-box backstop. :func:`ledger_check` runs one release with a counting noise
 source and checks that the ledger recomposes exactly to the claimed epsilon, that
 every charge's noise scale is at least sensitivity/epsilon and certified, and that
@@ -80,7 +89,13 @@ False
 from __future__ import annotations
 
 from .audits import AuditResult, PairResult, audit, audit_method, audit_pair, method_catalogue
-from .bounds import ALPHA, clopper_pearson, epsilon_lower_bound, suite_false_alarm_bound
+from .bounds import (
+    ALPHA,
+    clopper_pearson,
+    delta_lower_bound,
+    epsilon_lower_bound,
+    suite_false_alarm_bound,
+)
 from .events import EventResult
 from .ledger import MEASUREMENT_PRIMITIVES, SELECTION_PRIMITIVES, LedgerReport, ledger_check
 from .mechanisms import (
@@ -90,6 +105,7 @@ from .mechanisms import (
     method_mechanism,
     pipeline_mechanism,
     seeded_laplace,
+    zcdp_claim,
 )
 from .neighbours import (
     Neighbour,
@@ -118,6 +134,7 @@ __all__ = [
     "catalogue",
     "clopper_pearson",
     "decision_pairs",
+    "delta_lower_bound",
     "epsilon_lower_bound",
     "function_mechanism",
     "ledger_check",
@@ -130,4 +147,5 @@ __all__ = [
     "seeded_laplace",
     "standard_histogram",
     "suite_false_alarm_bound",
+    "zcdp_claim",
 ]

@@ -15,7 +15,7 @@ from ..._kernel import (
 )
 from ...errors import ValidationError
 from ...methods import get_method
-from .bounds import ALPHA, PER_STATISTIC, TOP_K, epsilon_lower_bound
+from .bounds import ALPHA, PER_STATISTIC, TOP_K, delta_lower_bound, epsilon_lower_bound
 from .events import Event, EventResult, candidates, project
 from .features import Features
 from .mechanisms import Mechanism, as_seed, children, method_mechanism
@@ -36,10 +36,16 @@ class PairResult:
     n_confirm: int
     alpha: float
     seconds: float
+    delta: float = 0.0
+    delta_lb: float = -math.inf
 
     @property
     def flagged(self) -> bool:
-        """True when the lower confidence bound exceeds the claimed epsilon."""
+        """True when the lower confidence bound exceeds the claim: ``eps_lb > epsilon``
+        for pure DP; for an (epsilon, delta) claim, ``delta_lb > delta`` (some event has
+        ``P_x(E) - e^epsilon P_x'(E)`` above delta)."""
+        if self.delta > 0:
+            return self.delta_lb > self.delta
         return self.eps_lb > self.epsilon
 
     @property
@@ -57,6 +63,8 @@ class AuditResult:
 
     @property
     def worst(self) -> PairResult:
+        if self.delta > 0:
+            return max(self.pairs, key=lambda p: p.delta_lb)
         return max(self.pairs, key=lambda p: p.eps_lb)
 
     @property
@@ -75,12 +83,24 @@ class AuditResult:
     def seconds(self) -> float:
         return sum(p.seconds for p in self.pairs)
 
+    @property
+    def delta(self) -> float:
+        return self.pairs[0].delta
+
+    @property
+    def delta_lb(self) -> float:
+        return max(p.delta_lb for p in self.pairs)
+
     def summary(self) -> str:
         w = self.worst
         best = w.best.event if w.best is not None else "-"
         verdict = "FLAGGED" if self.flagged else "pass"
+        claim = f"{self.epsilon:g}" + (f" with delta {self.delta:g}" if self.delta > 0 else "")
+        found = f"eps_lb {self.eps_lb:.3f}" + (
+            f", delta_lb {self.delta_lb:.4f}" if self.delta > 0 else ""
+        )
         return (
-            f"{self.mechanism}: claimed {self.epsilon:g}, eps_lb {self.eps_lb:.3f} ({verdict}); "
+            f"{self.mechanism}: claimed {claim}, {found} ({verdict}); "
             f"worst pair {w.pair.describe()}, event {best}; {self.runs} runs, "
             f"{self.seconds:.1f} s"
         )
@@ -125,6 +145,7 @@ def audit_pair(
     pair: Neighbour | tuple[object, object],
     *,
     epsilon: object = None,
+    delta: float | None = None,
     n_search: int = 2_000,
     n_confirm: int = 10_000,
     alpha: float = ALPHA,
@@ -133,14 +154,19 @@ def audit_pair(
 ) -> PairResult:
     """Two-phase audit of ``mechanism`` on one neighbour pair (see the module docs).
 
-    ``epsilon`` defaults to the mechanism's claim. ``seed`` (int or SeedSequence) fixes
-    every run: the four streams (search/confirm x two inputs) are distinct children.
-    The probability of ``flagged`` for an epsilon-DP mechanism is at most ``alpha``.
+    ``epsilon`` and ``delta`` default to the mechanism's claim (``delta > 0``: events
+    ranked and confirmed by the bound on ``P_x(E) - e^epsilon P_x'(E)``). ``seed`` (int
+    or SeedSequence) fixes every run: the four streams (search/confirm x two inputs)
+    are distinct children. A correct mechanism is flagged with probability <= ``alpha``.
     """
     pair = _as_neighbour(pair)
     if n_search < 10 or n_confirm < 10 or k < 1 or not 0 < alpha < 1:
         raise ValidationError("need n_search, n_confirm >= 10, k >= 1 and 0 < alpha < 1")
     claimed = float(validate_epsilon(mechanism.epsilon if epsilon is None else epsilon))
+    claimed_delta = float(mechanism.delta if delta is None else delta)
+    if not 0 <= claimed_delta < 1:
+        raise ValidationError(f"delta must lie in [0, 1); got {claimed_delta!r}")
+    at = claimed if claimed_delta > 0 else None
     start = time.perf_counter()
     s_a, s_b, c_a, c_b = children(as_seed(seed), 4)
     out_a = mechanism.run(pair.x, n_search, s_a)
@@ -152,8 +178,8 @@ def audit_pair(
     level = alpha / (2 * k)
     hits_a = np.array([c[1] for c in cands], dtype=np.float64)
     hits_b = np.array([c[2] for c in cands], dtype=np.float64)
-    score_a = project(hits_a, hits_b, n_search, n_confirm, level)  # favours x
-    score_b = project(hits_b, hits_a, n_search, n_confirm, level)  # favours x'
+    score_a = project(hits_a, hits_b, n_search, n_confirm, level, at)  # favours x
+    score_b = project(hits_b, hits_a, n_search, n_confirm, level, at)  # favours x'
     chosen = _choose([c[0] for c in cands], np.concatenate([score_a, score_b]), k)
 
     results: list[EventResult] = []
@@ -169,12 +195,15 @@ def audit_pair(
             kb = int(ev.indicator(cn_b, cc_b).sum())
             top, bottom = (ka, kb) if favours_x else (kb, ka)
             lb = float(epsilon_lower_bound(top, bottom, n_confirm, level))
+            dlb = float(delta_lower_bound(top, bottom, n_confirm, level, claimed))
             results.append(
                 EventResult(
-                    ev.description, "x" if favours_x else "x'", ka, kb, n_confirm, lb, score
+                    ev.description, "x" if favours_x else "x'", ka, kb, n_confirm, lb, score,
+                    dlb if at is not None else float("nan"),
                 )
-            )
-    best = max(results, key=lambda r: r.eps_lb) if results else None
+            )  # fmt: skip
+    key = (lambda r: r.delta_lb) if at is not None else (lambda r: r.eps_lb)
+    best = max(results, key=key) if results else None
     return PairResult(
         mechanism=mechanism.name,
         pair=pair,
@@ -186,6 +215,10 @@ def audit_pair(
         n_confirm=n_confirm,
         alpha=alpha,
         seconds=time.perf_counter() - start,
+        delta=claimed_delta,
+        delta_lb=max((r.delta_lb for r in results), default=-math.inf)
+        if at is not None
+        else -math.inf,
     )
 
 
@@ -194,6 +227,7 @@ def audit(
     pairs: Iterable[Neighbour | tuple[object, object]],
     *,
     epsilon: object = None,
+    delta: float | None = None,
     n_search: int = 2_000,
     n_confirm: int = 10_000,
     alpha: float = ALPHA,
@@ -214,6 +248,7 @@ def audit(
             mechanism,
             p,
             epsilon=epsilon,
+            delta=delta,
             n_search=n_search,
             n_confirm=n_confirm,
             alpha=alpha,

@@ -62,6 +62,18 @@ def epsilon_lower_bound(hits_a: Any, hits_b: Any, runs: Any, level: float) -> np
         return np.log(lo) - np.log(up)
 
 
+def delta_lower_bound(
+    hits_a: Any, hits_b: Any, runs: Any, level: float, epsilon: float
+) -> np.ndarray:
+    """``CP_lower(hits_a) - exp(epsilon) CP_upper(hits_b)``: a lower confidence bound on
+    ``P_a(E) - exp(epsilon) P_b(E)``, which an (epsilon, delta)-DP mechanism keeps at
+    most ``delta`` for every event ``E``. With probability at least ``1 - 2 level`` the
+    true difference is at least the result."""
+    lo, _ = clopper_pearson(hits_a, runs, level)
+    _, up = clopper_pearson(hits_b, runs, level)
+    return lo - np.exp(epsilon) * up
+
+
 def suite_false_alarm_bound(pairs: int, alpha: float = ALPHA) -> float:
     """Probability bound that a suite of ``pairs`` pair audits flags a correct mechanism."""
     return min(1.0, pairs * alpha)

@@ -6,7 +6,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bounds import FEW_VALUES, QUANTILES, SEARCH_LEVEL, clopper_pearson, epsilon_lower_bound
+from .bounds import (
+    FEW_VALUES,
+    QUANTILES,
+    SEARCH_LEVEL,
+    clopper_pearson,
+    delta_lower_bound,
+    epsilon_lower_bound,
+)
 from .features import Features
 
 
@@ -37,6 +44,7 @@ class EventResult:
     runs: int
     eps_lb: float
     search_score: float
+    delta_lb: float = float("nan")  # for an (epsilon, delta) claim: P_x(E) - e^eps P_x'(E)
 
 
 def candidates(
@@ -102,8 +110,13 @@ def _prefix_lengths(size: int) -> list[int]:
     return lengths
 
 
-def project(hits_a, hits_b, n_search: int, n_confirm: int, level: float) -> np.ndarray:
-    """Score: the confirm bound reached if the truth were the search 95% bounds."""
+def project(
+    hits_a, hits_b, n_search: int, n_confirm: int, level: float, epsilon: float | None = None
+) -> np.ndarray:
+    """Score: the confirm bound reached if the truth were the search 95% bounds (the
+    epsilon bound, or with ``epsilon`` the delta bound at that epsilon)."""
     lo, _ = clopper_pearson(hits_a, n_search, SEARCH_LEVEL)
     _, up = clopper_pearson(hits_b, n_search, SEARCH_LEVEL)
+    if epsilon is not None:
+        return delta_lower_bound(lo * n_confirm, up * n_confirm, n_confirm, level, epsilon)
     return epsilon_lower_bound(lo * n_confirm, up * n_confirm, n_confirm, level)

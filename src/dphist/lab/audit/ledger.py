@@ -58,16 +58,32 @@ class _CountingNoise(NoiseSource):
         self._log.append((self._charges_so_far(), Fraction(t, s), int(size)))
         return super().discrete_laplace(t, s, size)
 
+    def discrete_gaussian(self, a: int, b: int, size: int) -> np.ndarray:
+        self._log.append((self._charges_so_far(), Fraction(a, b), int(size)))
+        return super().discrete_gaussian(a, b, size)
+
+    def exponential_index(self, d: np.ndarray, p: int, q: int) -> int:
+        self._log.append((self._charges_so_far(), Fraction(p, q), int(d.shape[0])))
+        return super().exponential_index(d, p, q)
+
     def spawn(self) -> _CountingNoise:
         return self
 
 
 def _charge_problems(charges: Sequence[Any]) -> list[str]:
-    """Uncertified charges and noise scales below sensitivity / epsilon."""
+    """Uncertified charges and noise scales below sensitivity / epsilon (under zCDP:
+    Gaussian variances below squared sensitivity / (2 rho))."""
     problems = []
     for c in charges:
         if not c.certified:
             problems.append(f"{c.block}: uncertified {c.primitive} charge")
+        if c.unit == "rho":
+            if c.primitive in MEASUREMENT_PRIMITIVES and 2 * c.scale * c.epsilon < c.sensitivity:
+                problems.append(
+                    f"{c.block}: {c.primitive} variance {c.scale} below D2/(2 rho) "
+                    f"{c.sensitivity / (2 * c.epsilon)}"
+                )
+            continue
         if c.scale * c.epsilon < c.sensitivity:
             problems.append(
                 f"{c.block}: {c.primitive} scale {c.scale} below sensitivity/epsilon "
@@ -119,8 +135,12 @@ def ledger_check(
     params: Mapping[str, Any] | None = None,
     seed: int = 0,
     exact: bool = True,
+    definition: str = "pure",
 ) -> LedgerReport:
     """White-box check of one seeded release: ledger against sampler calls.
+
+    With ``definition="zcdp"`` ``epsilon`` is the release's rho and the Gaussian and
+    exponential-mechanism draws are tagged too.
 
     ``method`` is a registered name (its recipe is built with ``params``) or a sequence
     of blocks. The blocks run through the kernel with a counting noise source; every
@@ -150,7 +170,10 @@ def ledger_check(
     noise = _CountingNoise(
         GeneratorBits(np.random.default_rng(seed)), lambda: len(root.ledger), log
     )
-    run_method(blocks, data, epsilon=eps, budget=root.child(eps, label=label), noise=noise)
+    run_method(
+        blocks, data, epsilon=eps, budget=root.child(eps, label=label), noise=noise,
+        definition=definition,
+    )  # fmt: skip
     charges = root.ledger
     charged = sum((c.epsilon for c in charges), Fraction(0))
     problems: list[str] = []

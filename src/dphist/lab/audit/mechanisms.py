@@ -17,6 +17,7 @@ from ..._kernel import (
     validate_epsilon,
 )
 from ..._kernel.noise import GeneratorBits, discrete_laplace, rational_scale
+from ..._kernel.zcdp import approx_dp_epsilon
 from ...blocks import State
 from ...errors import ValidationError
 from ...methods import get_method
@@ -59,11 +60,24 @@ class Mechanism:
 
     ``run(x, runs, seed)`` returns :class:`Outputs` for ``runs`` independent runs on
     the count vector ``x``, all randomness derived from the ``SeedSequence`` ``seed``.
+    ``delta > 0`` makes the claim (epsilon, delta)-DP (a zCDP mechanism at the epsilon
+    its rho implies for that delta).
     """
 
     name: str
     epsilon: Fraction
     run: RunBatch = field(repr=False)
+    delta: float = 0.0
+
+
+def zcdp_claim(rho: object, delta: float) -> Fraction:
+    """The epsilon that rho-zCDP implies at ``delta`` (Canonne, Kamath, Steinke 2020,
+    Cor. 13), rounded up to six decimals: the claim a zCDP audit checks."""
+    rho = validate_epsilon(rho, name="rho")
+    if not 0 < delta < 1:
+        raise ValidationError(f"a zCDP audit needs delta in (0, 1); got {delta!r}")
+    eps = approx_dp_epsilon(float(rho), delta)
+    return Fraction(int(eps * 10**6) + 1, 10**6)
 
 
 def children(seed: np.random.SeedSequence, count: int) -> list[np.random.SeedSequence]:
@@ -83,25 +97,38 @@ def _generators(seed: np.random.SeedSequence, runs: int) -> list[np.random.Gener
 
 
 def method_mechanism(
-    name: str, *, epsilon: object = 1.0, max_records: int = 1, **params: Any
+    name: str,
+    *,
+    epsilon: object = 1.0,
+    max_records: int = 1,
+    rho: object = None,
+    delta: float | None = None,
+    **params: Any,
 ) -> Mechanism:
     """A registered method run through :func:`dphist.publish` in seeded mode.
 
     Each run is one ``publish`` call with its own child generator of the seed; the
     output is ``Release.estimate`` and the grouping ``Release.groups``. With
     ``max_records=K`` the privacy unit contributes up to K records (audit it on pairs
-    that differ by K records, :func:`pair` with ``records=K``).
+    that differ by K records, :func:`pair` with ``records=K``). With ``rho`` (and
+    ``delta``) the method runs under zCDP and the claim is (epsilon, delta)-DP at the
+    epsilon ``rho`` implies (:func:`zcdp_claim`).
     """
     info = get_method(name)
     info.pipeline(**params)  # validate the parameters once, up front
-    eps = validate_epsilon(epsilon)
+    if rho is None:
+        eps, claim_delta, amount = validate_epsilon(epsilon), 0.0, {}
+    else:
+        eps, claim_delta = zcdp_claim(rho, delta), float(delta)
+        amount = {"rho": validate_epsilon(rho, name="rho")}
+    budget = amount or {"epsilon": eps}
     unit = {} if max_records == 1 else {"max_records": max_records}
 
     def run(x: np.ndarray, runs: int, seed: np.random.SeedSequence) -> Outputs:
         values = np.empty((runs, len(x)))
         labels = None
         for r, gen in enumerate(_generators(seed, runs)):
-            rel = publish(x, epsilon=eps, method=info.name, rng=gen, **unit, **params)
+            rel = publish(x, method=info.name, rng=gen, **budget, **unit, **params)
             values[r] = rel.estimate
             if rel.groups is not None:
                 if labels is None:
@@ -109,9 +136,9 @@ def method_mechanism(
                 labels[r] = rel.groups
         return Outputs(values, labels)
 
-    shown = {**params, **unit}
+    shown = {**params, **unit, **amount}
     label = info.name if not shown else f"{info.name}{_fmt_params(shown)}"
-    return Mechanism(label, eps, run)
+    return Mechanism(label, eps, run, claim_delta)
 
 
 def _fmt_params(params: Mapping[str, Any]) -> str:
@@ -124,29 +151,40 @@ def pipeline_mechanism(
     *,
     epsilon: object = 1.0,
     output: Callable[[State], np.ndarray] | None = None,
+    rho: object = None,
+    delta: float | None = None,
+    max_records: int = 1,
 ) -> Mechanism:
     """Blocks run through the kernel's :func:`~dphist._kernel.run_pipeline` per run.
 
     The budget nests as in :class:`~dphist.Session` (a cap of ``epsilon`` with a
     release budget below it). By default the output is the estimate and grouping in
     the original bin order, as ``publish`` returns them; ``output(state)`` instead
-    selects any vector from the final state (a stage audit, spec §1.2.4).
+    selects any vector from the final state (a stage audit, spec §1.2.4). With
+    ``rho`` and ``delta`` the blocks run under zCDP, claimed as in
+    :func:`method_mechanism`; ``max_records`` as there.
     """
     blocks = tuple(blocks)
-    eps = validate_epsilon(epsilon)
+    if rho is None:
+        eps, claim_delta, cap, definition = validate_epsilon(epsilon), 0.0, None, "pure"
+    else:
+        eps, claim_delta = zcdp_claim(rho, delta), float(delta)
+        cap, definition = validate_epsilon(rho, name="rho"), "zcdp"
+    cap = eps if cap is None else cap
 
     def run(x: np.ndarray, runs: int, seed: np.random.SeedSequence) -> Outputs:
-        data = protect(x)
+        data = protect(x, max_records=max_records)
         rows: list[np.ndarray] = []
         label_rows: list[np.ndarray] | None = None
         for gen in _generators(seed, runs):
-            root = Accountant(eps, label="audit")
+            root = Accountant(cap, label="audit")
             outcome = run_method(
                 blocks,
                 data,
-                epsilon=eps,
-                budget=root.child(eps, label=name),
+                epsilon=cap,
+                budget=root.child(cap, label=name),
                 noise=NoiseSource(GeneratorBits(gen)),
+                definition=definition,
             )
             if output is not None:
                 rows.append(np.asarray(output(outcome.state), dtype=np.float64).ravel())
@@ -159,7 +197,7 @@ def pipeline_mechanism(
         labels = None if label_rows is None else np.array(label_rows)
         return Outputs(np.array(rows), labels)
 
-    return Mechanism(name, eps, run)
+    return Mechanism(name, eps, run, claim_delta)
 
 
 def function_mechanism(
@@ -168,13 +206,14 @@ def function_mechanism(
     *,
     epsilon: object = 1.0,
     vectorized: bool = False,
+    delta: float = 0.0,
 ) -> Mechanism:
     """A plain function as a mechanism.
 
     ``f(x, generator)`` returns one output vector (or ``(vector, labels)``); with
     ``vectorized=True``, ``f(x, runs, generator)`` returns the ``(runs, m)`` batch (or
     ``(batch, labels)``). Use :func:`seeded_laplace` for noise from the production
-    sampler.
+    sampler. ``delta > 0`` claims (epsilon, delta)-DP.
     """
     eps = validate_epsilon(epsilon)
 
@@ -187,7 +226,7 @@ def function_mechanism(
             return Outputs(np.array([r[0] for r in results]), np.array([r[1] for r in results]))
         return Outputs(np.array(results))
 
-    return Mechanism(name, eps, run)
+    return Mechanism(name, eps, run, float(delta))
 
 
 def seeded_laplace(generator: np.random.Generator, scale: object, size: int) -> np.ndarray:
