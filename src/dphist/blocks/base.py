@@ -20,7 +20,15 @@ from .._kernel import REST, PrivateView, as_share
 from ..errors import BudgetPlanError, CompositionError
 from .constraints import Constraint, check
 
-__all__ = ["REST", "Block", "Pipeline", "State", "to_original_order", "weighting_variance"]
+__all__ = [
+    "REST",
+    "Block",
+    "Pipeline",
+    "State",
+    "constant",
+    "to_original_order",
+    "weighting_variance",
+]
 
 # Noise variances below this are treated as this when used as weights: at huge
 # epsilon the exact discrete Laplace variance underflows to 0.0, and inverse-variance
@@ -57,9 +65,15 @@ class State:
         return replace(self, **changes)
 
 
+def constant(n: int, value: float) -> np.ndarray:
+    """``n`` copies of ``value`` as a read-only view of one number (no ``n``-sized array:
+    a per-bin variance that is the same everywhere costs nothing)."""
+    return np.broadcast_to(np.float64(value), (n,))
+
+
 def to_original_order(values: np.ndarray, order: np.ndarray | None) -> np.ndarray:
     """Working-order values -> original bin order (``order[k]`` is the bin at position k)."""
-    if order is None:
+    if order is None or values.strides == (0,):  # a constant keeps its order
         return values
     out = np.empty_like(values)
     out[order] = values

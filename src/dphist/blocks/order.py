@@ -32,7 +32,7 @@ class SortByNoisy(Block):
         order = np.argsort(key, kind="stable")
 
         def permute(a):
-            return None if a is None else a[order]
+            return a if a is None or a.strides == (0,) else a[order]
 
         return state.with_(
             order=order,
