@@ -443,9 +443,19 @@ def count(
     outside: object = None,
     **options: Any,
 ) -> np.ndarray:
-    """Counts per bin of a file (``column`` required) or of an in-memory column."""
+    """Counts per bin of a file or a Spark DataFrame (``column`` required), or of an
+    in-memory column (numpy, pandas, polars or Arrow, scanned by DuckDB in place)."""
     _check_binning(binning)
     assert isinstance(binning, Binning)
+    from .spark import count_frame, is_spark_frame
+
+    if is_spark_frame(source):
+        if column is None:
+            raise ValidationError("column is required when counting a Spark DataFrame")
+        if options.pop("strict", False):
+            raise ValidationError("strict mode reads files and in-memory columns, not Spark")
+        options.pop("progress", None)  # Spark shows its own progress
+        return count_frame(source, column, binning, outside=outside, **options)
     if isinstance(source, str | Path):
         if column is None:
             raise ValidationError("column is required when counting a file")
