@@ -97,3 +97,23 @@ def test_progress_tells_how_far_the_scan_is_and_nothing_about_values(tmp_path):
         reports.append(seen)
     assert reports[0] == reports[1]
     assert reports[0][-1] == 1.0 and reports[0] == sorted(reports[0])
+
+
+def test_numpy_arrow_and_polars_columns_are_counted_without_copies():
+    """In a fresh process: counting a 160 MB column of each kind raises the peak
+    resident memory by far less than the column (DuckDB scans it in place)."""
+    import subprocess
+    import sys
+
+    code = r"""
+import resource, numpy as np, polars as pl, pyarrow as pa, dphist as dh
+x = np.random.default_rng(0).integers(0, 1000, 2 * 10**7).astype(np.float64)
+bins = dh.ingest.binning(domain="0:1000:1")
+dh.ingest.count_values(np.arange(10.0), bins)
+for column in (x, pa.array(x), pl.Series("v", x)):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert dh.ingest.count_values(column, bins).sum() == x.size
+    grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grew < 40 * 1024, grew  # kB: under a quarter of the column
+"""
+    subprocess.run([sys.executable, "-c", code], check=True)

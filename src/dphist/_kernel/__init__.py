@@ -20,7 +20,7 @@ from .data import MAX_TOTAL, ProtectedCounts, count_cap, protect, records_per_un
 from .groups import GroupMeasurer, ProtectedGroups, int_vector, protect_groups
 from .l1_partition import NoisyPartition
 from .noise import NoiseSource, noise_source, noise_variance
-from .operators import GroupSums, Identity, IntervalSums, Query
+from .operators import BlockSums, GroupSums, Identity, IntervalSums, Query
 from .selection import EFPASize, PHPClusters, Selection, SFBoundaries, WorstQuery
 from .view import Measurement, PrivateView, run_pipeline
 
@@ -29,6 +29,7 @@ __all__ = [
     "REST",
     "Accountant",
     "BiasedSplit",
+    "BlockSums",
     "Charge",
     "EFPASize",
     "GroupMeasurer",
