@@ -20,9 +20,11 @@ Rows (targets from the scale plan):
   two cores) and by DuckDB; the counts must be identical.
 
 Time is the wall clock of the measured step inside the row's process (inputs made
-before it); memory is that process's peak resident set (``ru_maxrss``), inputs and
-interpreter included. Data files are written to ``--data`` when missing (the 10**9
-record file takes about 4 GB and a few minutes; the census tables 2.4 GB).
+before it) and the CPU time that process spent on it (all its threads: on a shared
+machine the wall clock also counts other processes' turns); memory is that process's
+peak resident set (``ru_maxrss``), inputs and interpreter included. Data files are
+written to ``--data`` when missing (the 10**9 record file takes about 4 GB and a few
+minutes; the census tables 2.4 GB).
 """
 
 from __future__ import annotations
@@ -31,55 +33,56 @@ import argparse
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-CHILD_1D = r"""
+REPORT = r"""
 import json, resource, sys, time
+
+
+def report(secs, cpu, note):
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"seconds": secs, "cpu": cpu, "rss": rss, "note": note}))
+"""
+
+CHILD_1D = r"""
 import numpy as np
 import dphist as dh
 from dphist import synthetic
 n, name = int(float(sys.argv[1])), sys.argv[2]
 x = synthetic.piecewise_constant(n, segments=64, rng=0)[0]
 dh.publish(np.arange(64, dtype=np.int64) + 1, epsilon=1, method=name, rng=0)  # compile
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 rel = dh.publish(x, epsilon=0.1, method=name)
-secs = time.perf_counter() - t
-print(json.dumps({"seconds": secs, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                  "note": f"private={rel.private}"}))
+secs, cpu = time.perf_counter() - t, time.process_time() - c
+report(secs, cpu, f"private={rel.private}")
 """
 
 CHILD_COUNT = r"""
-import json, resource, sys, time
 import dphist as dh
 path = sys.argv[1]
 bins = dh.ingest.binning(domain="0:1000000:1")
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 counts = dh.ingest.count_file(path, "v", bins)
-secs = time.perf_counter() - t
-print(json.dumps({"seconds": secs, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                  "note": f"{int(counts.sum()):,} records counted"}))
+secs, cpu = time.perf_counter() - t, time.process_time() - c
+report(secs, cpu, f"{int(counts.sum()):,} records counted")
 """
 
 CHILD_CENSUS = r"""
-import json, resource, sys, time
 import dphist as dh
 from dphist import groupsize as gs
 folder = sys.argv[1]
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 data = dh.ingest.read_group_tables(f"{folder}/households.parquet", ["state", "county", "tract"],
                                    group_column="hid", entities=f"{folder}/persons.parquet")
 read = time.perf_counter() - t
 rel = gs.publish_group_sizes(data, epsilon=1, method=["ranked", "ranked", "cumulative",
                              "cumulative"], K=20, m0=1)
-secs = time.perf_counter() - t
-print(json.dumps({"seconds": secs, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                  "note": f"{data.n_groups:,} groups; read {read:.0f} s, publish "
-                          f"{secs - read:.0f} s; private={rel.private}"}))
+secs, cpu = time.perf_counter() - t, time.process_time() - c
+report(secs, cpu, f"{data.n_groups:,} groups; read {read:.0f} s, publish "
+                   f"{secs - read:.0f} s; private={rel.private}")
 """
 
 CHILD_SPARK = r"""
-import json, resource, sys, time
 import numpy as np
 import dphist as dh
 from pyspark.sql import SparkSession
@@ -89,15 +92,14 @@ spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "fal
 spark.sparkContext.setLogLevel("ERROR")
 bins = dh.ingest.binning(domain="0:1000000:1")
 df = spark.read.parquet(path)
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 by_spark = dh.ingest.count(df, bins, column="v")
-secs = time.perf_counter() - t
+secs, cpu = time.perf_counter() - t, time.process_time() - c
 t = time.perf_counter()
 by_duckdb = dh.ingest.count_file(path, "v", bins)
 duck = time.perf_counter() - t
 same = bool(np.array_equal(by_spark, by_duckdb))
-print(json.dumps({"seconds": secs, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                  "note": f"counts identical: {same}; DuckDB {duck:.1f} s; driver RSS only"}))
+report(secs, cpu, f"counts identical: {same}; DuckDB {duck:.1f} s; driver CPU and RSS only")
 """
 
 ROWS_1D = [(m, "1e8") for m in ("identity", "HB", "S2+H", "AHP")]
@@ -137,10 +139,11 @@ def census_tables(data: Path) -> Path:
 
 def run_child(code: str, *args: str) -> dict:
     out = subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=False
+        [sys.executable, "-c", REPORT + code, *args], capture_output=True, text=True, check=False
     )
     if out.returncode != 0:
-        return {"seconds": float("nan"), "rss": 0, "note": out.stderr.strip().splitlines()[-1]}
+        note = out.stderr.strip().splitlines()[-1]
+        return {"seconds": float("nan"), "cpu": float("nan"), "rss": 0, "note": note}
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -155,7 +158,7 @@ def main() -> None:
     rows.append(("count-parquet", CHILD_COUNT, None))
     rows.append(("census", CHILD_CENSUS, None))
     rows.append(("spark", CHILD_SPARK, None))
-    print(f"{'row':<15} {'seconds':>8} {'peak GB':>8} {'target':>12}  note")
+    print(f"{'row':<15} {'seconds':>8} {'cpu s':>7} {'peak GB':>8} {'target':>13}  note")
     for name, code, child_args in rows:
         if wanted is not None and name not in wanted:
             continue
@@ -165,7 +168,6 @@ def main() -> None:
             child_args = (str(census_tables(args.data)),)
         elif name == "spark":
             child_args = (str(records_file(args.data, 10_000_000)),)
-        start = time.perf_counter()
         res = run_child(code, *child_args)
         secs, gb = res["seconds"], res["rss"] / 2**20
         limit_s, limit_gb = TARGETS[name]
@@ -173,8 +175,8 @@ def main() -> None:
         note = res.get("note", "")
         if name == "count-parquet":
             note += f" ({int(args.records):.0e} records)"
-        print(f"{name:<15} {secs:8.1f} {gb:8.2f} {target:>12}  {note}", flush=True)
-        del start
+        cpu = res["cpu"]
+        print(f"{name:<15} {secs:8.1f} {cpu:7.1f} {gb:8.2f} {target:>13}  {note}", flush=True)
 
 
 if __name__ == "__main__":
