@@ -2,6 +2,8 @@
 
 Run: python benchmarks/scale.py --data DIR [--rows all|identity-1e8,...] [--records 1e9]
 
+(``--rows`` takes any ``METHOD-N`` too, e.g. ``S2+H-3e7``.)
+
 Rows (targets from the scale plan):
 
 * ``<method>-1e8``: ``dh.publish`` of 10**8 bins (piecewise-constant Poisson counts,
@@ -153,15 +155,18 @@ def main() -> None:
     parser.add_argument("--rows", default="all")
     parser.add_argument("--records", type=float, default=1e9)
     args = parser.parse_args()
-    wanted = None if args.rows == "all" else set(args.rows.split(","))
-    rows = [(f"{m}-{n}", CHILD_1D, (n, m)) for m, n in ROWS_1D]
+    wanted = None if args.rows == "all" else args.rows.split(",")
+    extra = [r.rsplit("-", 1) for r in wanted or () if r.rsplit("-", 1)[-1][:1].isdigit()]
+    rows = [(f"{m}-{n}", CHILD_1D, (n, m)) for m, n in [*ROWS_1D, *extra]]
     rows.append(("count-parquet", CHILD_COUNT, None))
     rows.append(("census", CHILD_CENSUS, None))
     rows.append(("spark", CHILD_SPARK, None))
     print(f"{'row':<15} {'seconds':>8} {'cpu s':>7} {'peak GB':>8} {'target':>13}  note")
+    done = set()
     for name, code, child_args in rows:
-        if wanted is not None and name not in wanted:
+        if (wanted is not None and name not in wanted) or name in done:
             continue
+        done.add(name)
         if name == "count-parquet":
             child_args = (str(records_file(args.data, int(args.records))),)
         elif name == "census":
@@ -170,7 +175,7 @@ def main() -> None:
             child_args = (str(records_file(args.data, 10_000_000)),)
         res = run_child(code, *child_args)
         secs, gb = res["seconds"], res["rss"] / 2**20
-        limit_s, limit_gb = TARGETS[name]
+        limit_s, limit_gb = TARGETS.get(name, (None, None))
         target = "-" if limit_s is None else f"{limit_s:g} s, {limit_gb:g} GB"
         note = res.get("note", "")
         if name == "count-parquet":
