@@ -12,10 +12,13 @@ from dphist.errors import ValidationError
 pytestmark = pytest.mark.xdist_group("spark")
 
 RNG = np.random.default_rng(7)
+EDGES = ingest.binning(domain="-3.7:100:0.7").edges  # widths not exact in binary
 N = 4000
 VALUES = np.round(RNG.normal(50, 30, N), 1)
 VALUES[::11] = np.nan
 VALUES[::13] = 1e9
+VALUES[1 : 3 * EDGES.size : 3] = EDGES  # exactly on, and beside, every edge
+VALUES[2 : 3 * EDGES.size : 3] = np.nextafter(EDGES, -np.inf)
 PERSON = RNG.integers(0, 900, N)
 
 
@@ -31,6 +34,7 @@ def frame(spark):
     [
         (ingest.binning(domain="0:100:3"), "clip"),
         (ingest.binning(domain="0:100:3"), "drop"),
+        (ingest.binning(domain="-3.7:100:0.7"), "drop"),
         (ingest.binning(edges=[-5, 0, 0.5, 10, 99.9, 100]), "clip"),
     ],
 )
