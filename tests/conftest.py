@@ -2,6 +2,42 @@ import numpy as np
 import pytest
 
 
+def pytest_configure(config):
+    """Tests marked ``xdist_group`` run in one worker (one Spark JVM, not two): the
+    default ``-n 2`` distribution becomes ``loadgroup``, which is ``load`` otherwise."""
+    config.addinivalue_line("markers", "xdist_group(name): run the group in one xdist worker")
+    if getattr(config.option, "dist", None) == "load":
+        config.option.dist = "loadgroup"
+
+
 @pytest.fixture
 def small_counts():
     return np.array([3, 0, 5, 1, 0, 0, 7, 2], dtype=np.int64)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local Spark session (one core) for the whole test session; skips without
+    pyspark or Java. Spark tests share an xdist group, so one worker starts it."""
+    pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (dphist[spark])")
+    import shutil
+
+    if shutil.which("java") is None and not __import__("os").environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java (17 or later) on PATH or JAVA_HOME")
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[1]")
+        .appName("dphist-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "1")
+        .config("spark.default.parallelism", "1")
+        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -Xss4m")
+        .config("spark.driver.memory", "1g")
+        .config("spark.sql.adaptive.enabled", "false")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    assert pyspark.__version__
+    yield session
+    session.stop()

@@ -50,6 +50,7 @@ def histogram(
     max_records: int | None = None,
     rng: object = None,
     strict: bool = False,
+    column: str | None = None,
     **params: Any,
 ) -> Release:
     """Publish a histogram of raw records over public bins.
@@ -73,6 +74,10 @@ def histogram(
     strict : bool
         Refuse data with invalid values instead of dropping them. Not private: the
         refusal depends on the data.
+    column : str, for a Spark DataFrame
+        ``values`` may be a PySpark DataFrame: ``column`` names the values and
+        ``privacy_unit`` a column of unit ids; binning and counting run in Spark and
+        only the counts reach this process (:mod:`dphist.ingest.spark`).
 
     Missing, invalid and (with ``outside="drop"``) out-of-domain values are dropped by
     the public rules of :mod:`dphist.ingest.count`, never reported.
@@ -91,11 +96,18 @@ def histogram(
     validate_epsilon(epsilon)
     noise_source(rng)
     _check_method(method, params)
-    counts = ingest.count_values(
-        values, bins, outside=policy, privacy_unit=privacy_unit, max_records=k, rng=rng,
-        strict=strict,
-    )  # fmt: skip
+    if ingest.is_spark_frame(values):
+        counts = ingest.count(
+            values, bins, column=column, outside=policy, privacy_unit=privacy_unit,
+            max_records=k, rng=rng, strict=strict,
+        )  # fmt: skip
+    else:
+        counts = ingest.count_values(
+            values, bins, outside=policy, privacy_unit=privacy_unit, max_records=k, rng=rng,
+            strict=strict,
+        )  # fmt: skip
     unit: dict[str, Any] = {}
     if k is not None:
-        unit = {"privacy_unit": _unit_name(privacy_unit), "max_records": k}
+        name = privacy_unit if isinstance(privacy_unit, str) else _unit_name(privacy_unit)
+        unit = {"privacy_unit": name, "max_records": k}
     return publish(counts, epsilon=epsilon, method=method, rng=rng, **unit, **params)

@@ -8,6 +8,7 @@ slices and cost O(1) each from a prefix-sum array built once.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -21,6 +22,16 @@ from ._kernel.zcdp import approx_dp_epsilon
 from .errors import InputTypeError, WorkloadError
 
 __all__ = ["Release", "json_default", "json_value"]
+
+
+def _frozen(values: object, dtype: type) -> np.ndarray:
+    """A read-only array of ``dtype``: a read-only array of that type is kept as it is
+    (the kernel's outputs at 10**8 bins are not copied), anything else is copied."""
+    if isinstance(values, np.ndarray) and values.dtype == dtype and not values.flags.writeable:
+        return values
+    arr = np.array(values, dtype=dtype)
+    arr.flags.writeable = False
+    return arr
 
 
 def _bound(value: object, name: str, n: int) -> int:
@@ -78,21 +89,19 @@ class Release:
     definition: str = "pure"
 
     def __post_init__(self) -> None:
-        est = np.array(self.estimate, dtype=np.float64)
-        est.flags.writeable = False
-        object.__setattr__(self, "estimate", est)
+        object.__setattr__(self, "estimate", _frozen(self.estimate, np.float64))
         if self.noise_variance is not None:
-            var = np.array(self.noise_variance, dtype=np.float64)
-            var.flags.writeable = False
-            object.__setattr__(self, "noise_variance", var)
+            object.__setattr__(self, "noise_variance", _frozen(self.noise_variance, np.float64))
         if self.groups is not None:
-            groups = np.array(self.groups, dtype=np.int64)
-            groups.flags.writeable = False
-            object.__setattr__(self, "groups", groups)
-        prefix = np.zeros(est.size + 1)
-        np.cumsum(est, out=prefix[1:])
+            object.__setattr__(self, "groups", _frozen(self.groups, np.int64))
+
+    @functools.cached_property
+    def _prefix(self) -> np.ndarray:
+        """Prefix sums of the estimate, built at the first range query."""
+        prefix = np.zeros(self.estimate.size + 1)
+        np.cumsum(self.estimate, out=prefix[1:])
         prefix.flags.writeable = False
-        object.__setattr__(self, "_prefix", prefix)
+        return prefix
 
     @property
     def n(self) -> int:

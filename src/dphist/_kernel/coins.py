@@ -1,4 +1,4 @@
-"""Exact coins for the lazy partition sampler, from uniform 63-bit words.
+"""Exact coins from uniform 63-bit words: the samplers' integer primitives.
 
 Canonne, Kamath and Steinke (NeurIPS 2020), Algorithms 1 and 2, on integers only:
 fair coins, Bernoulli(2/e) and Bernoulli(exp(-r/t)) coins, the geometric and
@@ -13,18 +13,51 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .noise import bernoulli_exp_neg, uniform_below
-
 __all__ = [
+    "bernoulli_exp_neg",
+    "exp_coin",
     "fair_heads",
     "geometric_draw",
     "laplace_draw",
     "muldivmod",
     "tail_rest",
+    "uniform_below",
     "uniform_bits",
 ]
 
 _CAP = 1 << 62  # saturation of muldivmod
+_MAX_LOOP = 127  # loop guards: trips with probability below 1/127! or e**-128
+
+
+@njit(cache=True)
+def uniform_below(words, pos, m):
+    """Exactly uniform integer in [0, m) by rejection on 63-bit words; pos < 0 = exhausted."""
+    limit = (np.uint64(1) << np.uint64(63)) // m * m
+    while 0 <= pos < words.shape[0]:
+        w = words[pos]
+        pos += 1
+        if w < limit:
+            return w % m, pos
+    return np.uint64(0), -1
+
+
+@njit(cache=True)
+def bernoulli_exp_neg(words, pos, num, den):
+    """Bernoulli(exp(-num/den)) for 0 <= num <= den (CKS20 Algorithm 1, gamma <= 1).
+
+    Draw A_k ~ Bernoulli(gamma/k) for k = 1, 2, ... until one fails; the result is 1
+    exactly when the first failure comes at an odd k.
+    """
+    k = np.uint64(1)
+    while True:
+        a, pos = uniform_below(words, pos, den * k)
+        if pos < 0:
+            return False, pos
+        if a >= num:
+            return (k & np.uint64(1)) == np.uint64(1), pos
+        k += np.uint64(1)
+        if k > np.uint64(_MAX_LOOP):  # probability below 1/127!
+            return False, -2
 
 
 @njit(cache=True)

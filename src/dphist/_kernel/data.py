@@ -128,14 +128,22 @@ def protect(counts: object, *, max_records: int = 1) -> ProtectedCounts:
             f"counts must be non-negative; {int(neg.sum())} entries are negative "
             f"(first at index {int(np.argmax(neg))})"
         )
-    return ProtectedCounts(_clamped(arr, count_cap(arr.size)), records_per_unit(max_records))
+    k = records_per_unit(max_records)
+    return ProtectedCounts.seal(_clamped(arr, count_cap(arr.size)), k)
 
 
 def _clamped(arr: np.ndarray, cap: int) -> np.ndarray:
-    """``min(arr, cap)`` as int64, exact for every dtype (cap <= 2**53 is exact in float64
-    and rounding to float is monotone, so a float at or above cap stays there)."""
-    wide = {"u": np.uint64, "i": np.int64, "f": np.float64}[arr.dtype.kind]
-    return np.minimum(arr.astype(wide, copy=False), wide(cap)).astype(np.int64)
+    """``min(arr, cap)`` as a new int64 array, exact for every dtype (cap <= 2**53 is exact
+    in float64 and rounding to float is monotone, so a float at or above cap stays
+    there). One pass, one new array: the input is never copied on the way."""
+    out = np.empty(arr.shape, dtype=np.int64)
+    if arr.dtype.kind == "f":
+        np.minimum(arr, float(cap), out=out, casting="unsafe")  # whole numbers: exact
+    elif cap > np.iinfo(arr.dtype).max:
+        out[...] = arr  # a narrow integer type never reaches the cap
+    else:
+        np.minimum(arr, arr.dtype.type(cap), out=out, casting="unsafe")
+    return out
 
 
 class ProtectedCounts:
@@ -149,6 +157,16 @@ class ProtectedCounts:
         sealed.flags.writeable = False
         self._true_counts = sealed
         self.max_records = int(max_records)
+
+    @classmethod
+    def seal(cls, fresh: np.ndarray, max_records: int = 1) -> ProtectedCounts:
+        """Seal an int64 array nobody else holds, without copying it (``protect``'s
+        clamped array: at 10**8 bins a copy is 800 MB)."""
+        obj = cls.__new__(cls)
+        fresh.flags.writeable = False
+        obj._true_counts = fresh
+        obj.max_records = int(max_records)
+        return obj
 
     @property
     def n(self) -> int:

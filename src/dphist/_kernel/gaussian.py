@@ -21,9 +21,13 @@ import numpy as np
 from numba import njit
 
 from ..errors import InternalError, ValidationError
-from .noise import BitSource, bernoulli_exp_neg, dlap_draw
+from .coins import bernoulli_exp_neg, laplace_draw
+from .lookup import gaussian_add, gaussian_one
+from .noise import BitSource, drive, use_tables
+from .tables import gaussian_size, gaussian_table
 
 __all__ = [
+    "add_discrete_gaussian",
     "discrete_gaussian",
     "discrete_gaussian_variance",
     "gaussian_lattice",
@@ -33,7 +37,6 @@ __all__ = [
 
 _MAX_Q = 1 << 56  # Q * k stays below 2**63 for the k < 128 of Algorithm 1
 _MAX_LOOP = 127  # exp(-1) coins in a row: probability exp(-127) of reaching it
-_MARGIN = 4096  # a draw starts only with this many unused words; one needs ~20
 
 
 def gaussian_parameters(sigma2: Fraction) -> tuple[int, int]:
@@ -122,71 +125,86 @@ def discrete_gaussian_variance(a: int, b: int) -> float:
     return float(2.0 * np.sum(y * y * w) / (1.0 + 2.0 * np.sum(w)))
 
 
-def discrete_gaussian(bits: BitSource, a: int, b: int, size: int) -> np.ndarray:
-    """``size`` independent draws with ``P(y) proportional to exp(-y**2 b / (2 a))``."""
+def add_discrete_gaussian(bits: BitSource, out: np.ndarray, a: int, b: int) -> None:
+    """Add to the int64 vector ``out``, in place, independent draws with
+    ``P(y) proportional to exp(-y**2 b / (2 a))``.
+
+    Large requests use a certified inversion table (:mod:`~dphist._kernel.tables`,
+    about one word a draw, tails by exact rejection); small ones Algorithm 3 directly.
+    Both are exact; the choice depends on public sizes only.
+    """
     q = _q(a, b)
     if not (a >= 1 and b >= 1 and q < _MAX_Q):
         raise InternalError(f"discrete Gaussian parameters out of range: a={a}, b={b}")
+    if out.dtype != np.int64 or out.ndim != 1:
+        raise InternalError("noise is added to a 1-D int64 vector")
+    if use_tables(out.shape[0], gaussian_size(a, b)):
+        drive(bits, out, gaussian_add, (*gaussian_table(a, b).args, a, b), 1, gaussian_one)
+        return
     t = math.isqrt(a // b) + 1
     # |Y| t b must fit in 63 bits; a proposal beyond 2**62 / (t b) >= 2**33 / t has
     # probability below exp(-2**33 / t**2), nil for every sigma the sampler accepts
     max_y = np.uint64((1 << 62) // (t * b))
-    out = np.empty(size, dtype=np.int64)
-    done = 0
-    while done < size:
-        words = bits.words(30 * (size - done) + 2 * _MARGIN)
-        done, status = _fill(words, np.uint64(a), np.uint64(b), np.uint64(t), max_y, out, done)
-        if status < 0:
-            raise InternalError(
-                "discrete Gaussian sampler exceeded its random buffer or integer headroom"
-            )
+    drive(bits, out, _direct_add, (np.uint64(a), np.uint64(b), np.uint64(t), max_y), 30)
+
+
+def discrete_gaussian(bits: BitSource, a: int, b: int, size: int) -> np.ndarray:
+    """``size`` independent draws with ``P(y) proportional to exp(-y**2 b / (2 a))``."""
+    out = np.zeros(size, dtype=np.int64)
+    add_discrete_gaussian(bits, out, a, b)
     return out
 
 
 @njit(cache=True)
-def _fill(words, a, b, t, max_y, out, start):  # pragma: no cover - compiled
-    """Fill ``out[start:]`` (Algorithm 3); status as in the discrete Laplace fill."""
-    one = np.uint64(1)
-    q = np.uint64(2) * a * b * t * t
-    pos = 0
+def _direct_add(words, pos, out, start, a, b, t, max_y):  # pragma: no cover - compiled
+    """Add Algorithm 3 draws to ``out[start:]``; statuses as in the table kernels."""
     i = start
     while i < out.shape[0]:
-        if words.shape[0] - pos < _MARGIN:
-            return i, pos
-        while True:
-            y, pos = dlap_draw(words, pos, t, one)
-            if pos < 0:
-                return i, pos
-            m = np.uint64(abs(y))
-            if m > max_y:
-                return i, -2
-            u = m * t * b
-            u = u - a if u >= a else a - u
-            hi, lo = _square(u)
-            accept = True
-            k = 0
-            while hi > 0 or lo >= q:  # whole part of U**2/Q: one exp(-1) coin per unit
-                coin, pos = bernoulli_exp_neg(words, pos, one, one)
-                if pos < 0:
-                    return i, pos
-                if not coin:
-                    accept = False
-                    break
-                if lo < q:
-                    hi -= one
-                lo -= q  # wraps modulo 2**64 when it borrows
-                k += 1
-                if k > _MAX_LOOP:
-                    return i, -2
-            if accept:
-                accept, pos = bernoulli_exp_neg(words, pos, lo, q)
-                if pos < 0:
-                    return i, pos
-            if accept:
-                out[i] = y
-                break
+        first = pos
+        y, pos = _draw(words, pos, a, b, t, max_y)
+        if pos < 0:
+            return i, first, pos
+        out[i] += y
         i += 1
-    return i, pos
+    return i, pos, 0
+
+
+@njit(cache=True)
+def _draw(words, pos, a, b, t, max_y):  # pragma: no cover - compiled
+    """One draw of Algorithm 3; ``pos < 0`` when the words run out or a guard trips."""
+    one = np.uint64(1)
+    q = np.uint64(2) * a * b * t * t
+    while True:
+        y, pos = laplace_draw(words, pos, np.int64(t), np.int64(1))
+        if pos < 0:
+            return 0, pos
+        m = np.uint64(abs(y))
+        if m > max_y:
+            return 0, -2
+        u = m * t * b
+        u = u - a if u >= a else a - u
+        hi, lo = _square(u)
+        accept = True
+        k = 0
+        while hi > 0 or lo >= q:  # whole part of U**2/Q: one exp(-1) coin per unit
+            coin, pos = bernoulli_exp_neg(words, pos, one, one)
+            if pos < 0:
+                return 0, pos
+            if not coin:
+                accept = False
+                break
+            if lo < q:
+                hi -= one
+            lo -= q  # wraps modulo 2**64 when it borrows
+            k += 1
+            if k > _MAX_LOOP:
+                return 0, -2
+        if accept:
+            accept, pos = bernoulli_exp_neg(words, pos, lo, q)
+            if pos < 0:
+                return 0, pos
+        if accept:
+            return y, pos
 
 
 @njit(cache=True)

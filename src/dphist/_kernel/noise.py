@@ -1,20 +1,27 @@
 """Exact discrete Laplace noise from integer arithmetic, vectorised.
 
-The sampler follows Canonne, Kamath and Steinke, "The Discrete Gaussian for
-Differential Privacy" (NeurIPS 2020), Algorithms 1 and 2: Bernoulli(exp(-gamma))
-by the alternating-series trick, a geometric variable built from it, and the
-discrete Laplace with rational scale ``t/s`` as ``floor(X/s)`` with a random sign.
-Only integer operations on uniform random integers are used, so the output
-distribution is exactly ``P(Y = y) proportional to exp(-|y| s / t)`` given unbiased
-random bits: no floating-point rounding can make outputs porous (Mironov 2012).
+Two exact samplers of ``P(Y = y) proportional to exp(-|y| s / t)`` share one bit
+stream; which one runs depends on public sizes only (:func:`use_tables`):
 
-Two bit sources feed the same code:
+* Small requests: Canonne, Kamath and Steinke, "The Discrete Gaussian for
+  Differential Privacy" (NeurIPS 2020), Algorithms 1 and 2 -- Bernoulli(exp(-gamma))
+  by the alternating-series trick, a geometric variable built from it, and the
+  discrete Laplace as ``floor(X/s)`` with a random sign (about twelve words a draw).
+* Large requests: inversion by certified tables (:mod:`~dphist._kernel.tables`,
+  :mod:`~dphist._kernel.lookup`): one word a draw up to scale 1024, two up to 2**22.
+
+Only integer operations on uniform random words are used, so both laws are exact
+given unbiased bits: no floating-point rounding can make outputs porous (Mironov
+2012). Noise is added in place, in chunks of at most ``_CHUNK`` words.
+
+Bit sources, each one stream of 63-bit words:
 
 * :class:`SystemBits` (secure mode): the operating system's CSPRNG via
-  ``os.urandom``. It takes no seed, keeps no state (so it is fork-safe) and fails
-  closed if the OS source errors.
-* :class:`GeneratorBits` (seeded mode): raw words of a numpy ``Generator``. Output
-  is reproducible and therefore **not private**; releases made with it say so.
+  ``os.urandom``. It takes no seed, keeps no state (so it is fork-safe: words a
+  sampler did not use are dropped, never kept for a child) and fails closed.
+* :class:`GeneratorBits` (seeded mode): raw words of a numpy ``Generator``; unused
+  words go back to the stream, so outputs depend on the seed and the sequence of
+  requests only, never on buffer sizes. Reproducible and therefore **not private**.
 
 Real-valued statistics are released by the lattice Laplace mechanism: the value is
 rounded to a fine power-of-two lattice and exact discrete Laplace noise is added in
@@ -33,31 +40,42 @@ import numpy as np
 from numba import njit
 
 from ..errors import InputTypeError, InternalError, PrivacyError, ValidationError
+from .coins import bernoulli_exp_neg, laplace_draw, uniform_below
+from .lookup import laplace_add, laplace_one
+from .tables import laplace_size, laplace_tables
 
 __all__ = [
     "BitSource",
     "GeneratorBits",
     "NoiseSource",
     "SystemBits",
+    "add_discrete_laplace",
+    "bernoulli_exp_neg",
     "discrete_laplace_variance",
+    "drive",
     "lattice_parameters",
     "noise_source",
     "noise_variance",
     "rational_scale",
+    "uniform_below",
+    "use_tables",
 ]
 
 _MAX_T = 1 << 56  # t * K and t * V stay below 2**63 while K, V < 128
-_MAX_LOOP = 127
-_CHUNK = 1 << 22  # words per os.urandom call
+_CHUNK = 1 << 20  # words per fetch (8 MB): the samplers' memory is bounded by it
 
 
 class BitSource:
-    """Supplies vectors of uniform 63-bit words (``uint64`` values below 2**63)."""
+    """Supplies vectors of uniform 63-bit words (``uint64`` values below 2**63), one
+    stream: a sampler hands back the words it did not use with :meth:`unread`."""
 
     private: bool = False
 
     def words(self, n: int) -> np.ndarray:
         raise NotImplementedError
+
+    def unread(self, words: np.ndarray) -> None:
+        """Return unused words to the front of the stream (dropped by default)."""
 
 
 class SystemBits(BitSource):
@@ -96,117 +114,99 @@ class GeneratorBits(BitSource):
 
     def __init__(self, generator: np.random.Generator):
         self.generator = generator
+        self._pending = np.zeros(0, dtype=np.uint64)
 
     def words(self, n: int) -> np.ndarray:
-        return self.generator.bit_generator.random_raw(n) >> np.uint64(1)
+        kept, self._pending = self._pending[:n], self._pending[n:]
+        fresh = self.generator.bit_generator.random_raw(n - kept.size)
+        np.right_shift(fresh, np.uint64(1), out=fresh)
+        return fresh if kept.size == 0 else np.concatenate((kept, fresh))
+
+    def unread(self, words: np.ndarray) -> None:
+        """Seeded streams keep unused words, so outputs never depend on chunk sizes."""
+        self._pending = np.concatenate((words, self._pending))
 
 
-_MARGIN = 4096  # a draw starts only with this many unused words; one draw needs ~10
 _WORD64 = frozenset({"PCG64", "PCG64DXSM", "Philox", "SFC64"})  # random_raw gives 64 bits
+_TABLE_MIN = 1 << 14  # requests this large use the table sampler (its setup amortised)
+_TABLE_PER_THRESHOLD = 8  # ... and at least this many draws per table threshold
 
 
 @njit(cache=True)
-def uniform_below(words, pos, m):
-    """Exactly uniform integer in [0, m) by rejection on 63-bit words; pos < 0 = exhausted."""
-    limit = (np.uint64(1) << np.uint64(63)) // m * m
-    while 0 <= pos < words.shape[0]:
-        w = words[pos]
-        pos += 1
-        if w < limit:
-            return w % m, pos
-    return np.uint64(0), -1
-
-
-@njit(cache=True)
-def bernoulli_exp_neg(words, pos, num, den):
-    """Bernoulli(exp(-num/den)) for 0 <= num <= den (CKS20 Algorithm 1, gamma <= 1).
-
-    Draw A_k ~ Bernoulli(gamma/k) for k = 1, 2, ... until one fails; the result is 1
-    exactly when the first failure comes at an odd k.
-    """
-    k = np.uint64(1)
-    while True:
-        a, pos = uniform_below(words, pos, den * k)
-        if pos < 0:
-            return False, pos
-        if a >= num:
-            return (k & np.uint64(1)) == np.uint64(1), pos
-        k += np.uint64(1)
-        if k > np.uint64(_MAX_LOOP):  # probability below 1/127!
-            return False, -2
-
-
-@njit(cache=True)
-def _discrete_laplace_fill(words, t, s, out, start):
-    """Fill out[start:] with discrete Laplace draws of scale t/s (CKS20 Algorithm 2).
-
-    Returns (next index to fill, status): status >= 0 means the buffer ran low
-    between draws (refill and call again); -1 a draw exhausted the buffer; -2 a loop
-    exceeded its integer headroom. Both failures are astronomically unlikely and are
-    raised, never resampled, so no draw is ever discarded because of its value.
-    """
-    pos = 0
+def _direct_add(words, pos, out, start, t, s):  # pragma: no cover - compiled
+    """Add CKS20 Algorithm 2 draws of scale t/s to out[start:]; statuses as in
+    :mod:`~dphist._kernel.lookup` (a draw that runs out of words is replayed)."""
     i = start
-    n_words = words.shape[0]
     while i < out.shape[0]:
-        if n_words - pos < _MARGIN:
-            return i, pos
-        y, pos = dlap_draw(words, pos, t, s)
+        first = pos
+        y, pos = laplace_draw(words, pos, t, s)
         if pos < 0:
-            return i, pos
-        out[i] = y
+            return i, first, pos
+        out[i] += y
         i += 1
-    return i, pos
+    return i, pos, 0
 
 
-@njit(cache=True)
-def dlap_draw(words, pos, t, s):
-    """One discrete Laplace draw of scale t/s (CKS20 Algorithm 2); pos < 0 on failure."""
-    one = np.uint64(1)
+def drive(bits: BitSource, out: np.ndarray, kernel, args: tuple, per_value: int, one=None) -> None:
+    """Run a sampler kernel over ``out`` (in place), feeding it the stream's words.
+
+    Words are fetched in chunks of at most ``_CHUNK``; a draw that runs out is
+    replayed after more are appended, and the words left at the end go back to the
+    stream, so the output depends on the word stream only, never on chunk sizes. A
+    draw the kernel hands over (status -3) is redone by ``one`` from its first word.
+    """
+    size = out.shape[0]
+    done = 0
+    words = bits.words(min(_CHUNK, per_value * size + 64))
+    pos = 0
     while True:
-        u, pos = uniform_below(words, pos, t)
-        accept, pos = bernoulli_exp_neg(words, pos, u, t)
-        if pos < 0:
-            return np.int64(0), pos
-        if not accept:
-            continue
-        v = np.uint64(0)
-        while True:
-            success, pos = bernoulli_exp_neg(words, pos, one, one)
-            if pos < 0:
-                return np.int64(0), pos
-            if not success:
-                break
-            v += one
-            if v > np.uint64(_MAX_LOOP):
-                return np.int64(0), -2
-        y = np.int64((u + t * v) // s)
-        if pos >= words.shape[0]:
-            return np.int64(0), -1
-        negative = (words[pos] & one) == one
-        pos += 1
-        if negative and y == 0:
-            continue
-        return (-y if negative else y), pos
+        done, pos, status = kernel(words, pos, out, done, *args)
+        if status == -3:
+            y, nxt = one(words, pos, *args)
+            if nxt >= 0:
+                out[done] += y
+                done, pos = done + 1, nxt
+                continue
+            status = nxt
+        if status < -1:
+            raise InternalError("exact noise sampler exceeded its integer headroom")
+        if done >= size:
+            break
+        more = bits.words(min(_CHUNK, per_value * (size - done) + 64))
+        words = np.concatenate((words[pos:], more))
+        pos = 0
+    bits.unread(words[pos:])
 
 
-def discrete_laplace(bits: BitSource, t: int, s: int, size: int) -> np.ndarray:
-    """``size`` independent draws with ``P(y) proportional to exp(-|y| s/t)`` (CKS20 Alg. 2).
+def use_tables(size: int, thresholds: int) -> bool:
+    """Whether a request of ``size`` draws uses the table sampler (public facts only)."""
+    return size >= max(_TABLE_MIN, _TABLE_PER_THRESHOLD * thresholds)
 
-    ``t`` and ``s`` are positive integers with ``t <= 2**56`` and ``s < 2**63``. Random
-    words are fetched in large batches from ``bits`` and consumed in order.
+
+def add_discrete_laplace(bits: BitSource, out: np.ndarray, t: int, s: int) -> None:
+    """Add to the int64 vector ``out``, in place, independent draws with
+    ``P(y) proportional to exp(-|y| s/t)``.
+
+    ``t`` and ``s`` are positive integers with ``t <= 2**56`` and ``s < 2**63``. Large
+    requests use certified inversion tables (:mod:`~dphist._kernel.tables`, about one
+    word a draw); small ones the direct CKS20 Algorithm 2, whose setup is nil. Both
+    are exact, so the law is the same; the choice depends on public sizes only.
     """
     if not (1 <= t <= _MAX_T and 1 <= s < (1 << 63)):
         raise InternalError(f"discrete Laplace parameters out of range: t={t}, s={s}")
-    out = np.empty(size, dtype=np.int64)
-    done = 0
-    while done < size:
-        words = bits.words(12 * (size - done) + 2 * _MARGIN)
-        done, status = _discrete_laplace_fill(words, np.uint64(t), np.uint64(s), out, done)
-        if status < 0:
-            raise InternalError(
-                "discrete Laplace sampler exceeded its random buffer or integer headroom"
-            )
+    if out.dtype != np.int64 or out.ndim != 1:
+        raise InternalError("noise is added to a 1-D int64 vector")
+    if not use_tables(out.shape[0], laplace_size(t, s)):
+        drive(bits, out, _direct_add, (np.int64(t), np.int64(s)), 12)
+        return
+    tb = laplace_tables(t, s)
+    drive(bits, out, laplace_add, tb.args, tb.d + 1, laplace_one)
+
+
+def discrete_laplace(bits: BitSource, t: int, s: int, size: int) -> np.ndarray:
+    """``size`` independent draws with ``P(y) proportional to exp(-|y| s/t)``."""
+    out = np.zeros(size, dtype=np.int64)
+    add_discrete_laplace(bits, out, t, s)
     return out
 
 
@@ -297,13 +297,27 @@ class NoiseSource:
         return self.bits.private
 
     def discrete_laplace(self, t: int, s: int, size: int) -> np.ndarray:
-        return discrete_laplace(self.bits, t, s, size)
+        """``size`` discrete Laplace draws of scale t/s (via :meth:`add_discrete_laplace`)."""
+        out = np.zeros(size, dtype=np.int64)
+        self.add_discrete_laplace(out, t, s)
+        return out
+
+    def add_discrete_laplace(self, out: np.ndarray, t: int, s: int) -> None:
+        """Add discrete Laplace noise of scale t/s to the int64 vector ``out`` in place:
+        every Laplace draw of the kernel goes through here."""
+        add_discrete_laplace(self.bits, out, t, s)
 
     def discrete_gaussian(self, a: int, b: int, size: int) -> np.ndarray:
         """Discrete Gaussian draws with ``sigma**2 = a/b`` (:mod:`dphist._kernel.gaussian`)."""
-        from .gaussian import discrete_gaussian
+        out = np.zeros(size, dtype=np.int64)
+        self.add_discrete_gaussian(out, a, b)
+        return out
 
-        return discrete_gaussian(self.bits, a, b, size)
+    def add_discrete_gaussian(self, out: np.ndarray, a: int, b: int) -> None:
+        """Add discrete Gaussian noise with ``sigma**2 = a/b`` to ``out`` in place."""
+        from .gaussian import add_discrete_gaussian
+
+        add_discrete_gaussian(self.bits, out, a, b)
 
     def exponential_index(self, d: np.ndarray, p: int, q: int) -> int:
         """Index ``i`` with probability proportional to ``exp(-d_i p/q)``

@@ -465,6 +465,7 @@ def certified_full_partition(
             chunk // 8,
         )
         if status == _DONE:
+            bits.unread(words[pos:])
             break
         if status == _REFILL:
             left = words[pos:]
@@ -560,6 +561,7 @@ def step_samples(x, F, b, penalty, g, t, s, reps, bits, *, slack=1):
             words = np.concatenate((words[pos:], bits.words(max(1 << 16, 2 * (words.size - pos)))))
         elif status != 0:
             raise InternalError(f"step sampler stopped with status {status}")
+    bits.unread(words[pos:])
     return values, args
 
 

@@ -150,7 +150,7 @@ class PrivateView:
             )
         )
         noisy, variance = self._answer(
-            query, plan, self._noise.discrete_laplace, discrete_laplace_variance
+            query, plan, self._noise.add_discrete_laplace, discrete_laplace_variance
         )
         return Measurement(noisy, query, eps, Fraction(t, s), variance)
 
@@ -177,21 +177,25 @@ class PrivateView:
             )
         )
         noisy, variance = self._answer(
-            query, plan, self._noise.discrete_gaussian, discrete_gaussian_variance
+            query, plan, self._noise.add_discrete_gaussian, discrete_gaussian_variance
         )
         return Measurement(noisy, query, rho, Fraction(a, b), variance)
 
-    def _answer(self, query: Query, plan: list, draw: Callable, variance_of: Callable) -> tuple:
-        """Read the counts (after the charge), answer ``query`` and add ``draw(*params)``
-        noise to each part of ``plan``; the variance is one number for an unweighted
-        query."""
+    def _answer(self, query: Query, plan: list, add: Callable, variance_of: Callable) -> tuple:
+        """Read the counts (after the charge), answer ``query`` and add noise in place,
+        ``add(part, *params)``, to each part of ``plan``; the variance is one number for
+        an unweighted query."""
         noisy = query.apply(self._data._read())
+        if getattr(query, "weights", None) is None:
+            (_, params), *_ = plan
+            add(noisy, *params)
+            return noisy, float(variance_of(*params))
         variance = np.empty(query.size)
         for idx, params in plan:
-            noisy[idx] += draw(*params, variance[idx].size)
+            part = noisy[idx]
+            add(part, *params)
+            noisy[idx] = part
             variance[idx] = variance_of(*params)
-        if getattr(query, "weights", None) is None:
-            return noisy, float(variance[0])
         return noisy, variance
 
     def measure_real(self, query: Query, *, epsilon: object = None) -> Measurement:

@@ -189,8 +189,9 @@ def _ahp_greedy(s, p1, yc, c, scan, merge_out, keep_out, starts):
         merged = q1 + c / (size + 1)
         es = _err_star_scan(p1, yc, c, j) if scan else _err_star_search(p1, yc, c, j)
         keep = (q + c / size) + es
-        merge_out[j - 1] = merged
-        keep_out[j - 1] = keep
+        if merge_out.shape[0]:  # the trace, kept only when asked for
+            merge_out[j - 1] = merged
+            keep_out[j - 1] = keep
         if merged < keep:
             size += 1
             mu = mu1
@@ -451,11 +452,15 @@ def ahp_greedy(
     scan = _choice(err_star, "err_star", ("search", "scan")) == "scan"
     trace = _flag(return_trace, "return_trace")
     n = arr.shape[0]
-    p1, _ = prefix_moments(arr)
-    merge = np.empty(n - 1)
-    keep = np.empty(n - 1)
+    yc = arr - arr.mean()
+    p1 = np.zeros(n + 1)
+    np.cumsum(yc, out=p1[1:])  # the same centred sums as prefix_moments, without P2
+    if not math.isfinite(p1[-1]):
+        raise ValidationError("y is too large: its sum overflows float64")
+    merge = np.empty(n - 1 if trace else 0)
+    keep = np.empty(n - 1 if trace else 0)
     starts = np.empty(n, dtype=np.int64)
-    k = _ahp_greedy(arr, p1, arr - arr.mean(), c, scan, merge, keep, starts)
+    k = _ahp_greedy(arr, p1, yc, c, scan, merge, keep, starts)
     out = starts[:k].copy()
     return (out, GreedyTrace(merge, keep)) if trace else out
 

@@ -26,6 +26,7 @@ __all__ = [
     "Block",
     "Pipeline",
     "State",
+    "constant",
     "mean_absolute_noise",
     "planned_variance",
     "to_original_order",
@@ -85,9 +86,15 @@ def mean_absolute_noise(state: State, budget: Fraction) -> float:
     return 1.0 / float(budget)
 
 
+def constant(n: int, value: float) -> np.ndarray:
+    """``n`` copies of ``value`` as a read-only view of one number (no ``n``-sized array:
+    a per-bin variance that is the same everywhere costs nothing)."""
+    return np.broadcast_to(np.float64(value), (n,))
+
+
 def to_original_order(values: np.ndarray, order: np.ndarray | None) -> np.ndarray:
     """Working-order values -> original bin order (``order[k]`` is the bin at position k)."""
-    if order is None:
+    if order is None or values.strides == (0,):  # a constant keeps its order
         return values
     out = np.empty_like(values)
     out[order] = values

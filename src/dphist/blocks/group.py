@@ -34,8 +34,7 @@ class GroupTotals(Block):
         labels = state.labels
         m = view.measure(GroupSums(to_original_order(labels, state.order)))
         sizes = np.bincount(labels).astype(np.float64)
-        per_bin = sizes[labels]
         return state.with_(
-            estimate=m.values[labels] / per_bin,
-            variance=m.variance / per_bin**2,
+            estimate=(m.values / sizes)[labels],
+            variance=(m.variance / sizes**2)[labels],
         )

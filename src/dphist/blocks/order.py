@@ -33,11 +33,13 @@ class SortByNoisy(Block):
         order = np.argsort(key, kind="stable")
 
         def permute(a):
-            return None if a is None else a[order]
+            return a if a is None or a.strides == (0,) else a[order]
 
+        noisy = state.noisy[order]
+        same = state.estimate is state.noisy  # one array, permuted once
         return state.with_(
             order=order,
-            noisy=state.noisy[order],
-            estimate=permute(state.estimate),
+            noisy=noisy,
+            estimate=noisy if same else permute(state.estimate),
             variance=permute(state.variance),
         )

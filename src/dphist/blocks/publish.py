@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._kernel import GroupSums, Identity, PrivateView, TotalAndSupport
-from .base import Block, State
+from .base import Block, State, constant
 
 __all__ = ["AutoFeatures", "NoisyBins", "NoisyTotal"]
 
@@ -27,7 +27,7 @@ class NoisyBins(Block):
     def run(self, state: State, view: PrivateView | None) -> State:
         m = view.measure(Identity(view.n))
         noisy = m.values.astype(np.float64)
-        return state.with_(noisy=noisy, estimate=noisy, variance=np.full(state.n, m.variance))
+        return state.with_(noisy=noisy, estimate=noisy, variance=constant(state.n, m.variance))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,7 +46,7 @@ class NoisyTotal(Block):
         total = float(m.values[0])
         return state.with_(
             estimate=np.full(state.n, total / state.n),
-            variance=np.full(state.n, m.variance / state.n**2),
+            variance=constant(state.n, m.variance / state.n**2),
         )
 
 

@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._kernel import IntervalSums, PrivateView, as_fraction
+from .._kernel import BlockSums, IntervalSums, PrivateView, as_fraction
 from .._numeric.segment import centred_prefix_sums
 from .._numeric.strategy import WORKLOADS, optimal_design
 from .._numeric.tree import (
@@ -17,6 +17,7 @@ from .._numeric.tree import (
     frontiers,
     hb_branching,
     level_budgets,
+    level_consistency,
     tree_layout,
 )
 from ..errors import CompositionError
@@ -90,6 +91,24 @@ def _measure(
     return values, variances
 
 
+def _consistent_levels(
+    view: PrivateView, layout: TreeLayout, eps: dict[int, Fraction], state: State
+) -> State:
+    """Measure the levels in ``eps`` (each a partition of the bins: one sensitivity-1
+    :class:`BlockSums` query with its epsilon) into one node vector and make it
+    consistent in place (:func:`level_consistency`); the leaves are the estimate.
+    Memory: the node vector, one level's answers and the leaves' variances."""
+    y = np.zeros(layout.n_nodes)
+    var = np.full(layout.n_levels, np.inf)
+    for lev, e in eps.items():
+        m = view.measure(BlockSums(layout.n, int(layout.spans[lev])), epsilon=e)
+        y[layout.level_slice(lev)] = m.values
+        var[lev] = float(weighting_variance(m.variance))
+        del m
+    est_var = level_consistency(layout, y, var, return_var=True)
+    return state.with_(estimate=y[layout.leaf_slice], variance=est_var)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Hierarchy(Block):
     """H: noisy counts of every node of a fan-out tree, made consistent.
@@ -111,16 +130,9 @@ class Hierarchy(Block):
 
     def run(self, state: State, view: PrivateView | None) -> State:
         layout = tree_layout(state.n, _fanout(self.fanout, state.n, state.definition))
-        cells = [
-            np.arange(layout.level_offsets[i], layout.level_offsets[i + 1])
-            for i in range(layout.n_levels)
-        ]
-        values, variances = _measure_levels(view, layout, cells, self.allocation)
-        y = np.concatenate(values)
-        var = np.repeat(variances, layout.level_counts)
-        est, est_var = consistency(layout, y, var, return_var=True)
-        leaves = layout.leaf_slice
-        return state.with_(estimate=est[leaves], variance=est_var[leaves])
+        noise = _noise(view.definition)
+        eps = split_epsilon(view.remaining, layout.n_levels, self.allocation, noise)
+        return _consistent_levels(view, layout, dict(enumerate(eps)), state)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -152,16 +164,7 @@ class OptimizedHierarchy(Block):
         # four decimals keep the ledger readable; the leaves take the exact remainder
         eps = [view.remaining * Fraction(f"{design.shares[lev]:.4f}") for lev in measured]
         eps[-1] = view.remaining - sum(eps[:-1], Fraction(0))
-        offsets = layout.level_offsets
-        cells = [np.arange(offsets[lev], offsets[lev + 1]) for lev in measured]
-        values, variances = _measure(view, layout, cells, eps)
-        y = np.zeros(layout.n_nodes)
-        var = np.full(layout.n_nodes, np.inf)
-        for idx, vals, v in zip(cells, values, variances, strict=True):
-            y[idx], var[idx] = vals, v
-        est, est_var = consistency(layout, y, var, return_var=True)
-        leaves = layout.leaf_slice
-        return state.with_(estimate=est[leaves], variance=est_var[leaves])
+        return _consistent_levels(view, layout, dict(zip(measured, eps, strict=True)), state)
 
 
 def _final_variance(

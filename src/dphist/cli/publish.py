@@ -93,20 +93,24 @@ def _method_params(
 def _counting_progress(source: Path) -> Iterator[Any]:
     """A transient progress bar on the terminal (stderr) while a large file is counted.
 
-    Shown only to the person running the command, never written to an output.
+    It shows the bytes of the file read so far (the fraction of the scan times the
+    file's size): how far the scan is, never a count, a value or how many records
+    were dropped. Shown only to the person running the command, never written to an
+    output.
     """
     try:
-        big = source.stat().st_size > PROGRESS_BYTES
+        size = source.stat().st_size
     except OSError:
-        big = False
-    if not (big and sys.stderr.isatty()):
+        size = 0
+    if not (size > PROGRESS_BYTES and sys.stderr.isatty()):
         yield None
         return
-    from rich.progress import Progress
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(f"counting {source.name}", total=1.0)
-        yield lambda done: bar.update(task, completed=done)
+    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(f"counting {source.name}", total=size)
+        yield lambda done: bar.update(task, completed=done * size)
 
 
 def _preview(binning: ingest.Binning, release: Release) -> Table:

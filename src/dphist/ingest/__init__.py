@@ -5,7 +5,10 @@
   in-memory column;
 * :mod:`~dphist.ingest.count`: the record domain (which values count, where, and how
   many per privacy unit) and the counting query;
-* :mod:`~dphist.ingest.groups`: group sizes over a region hierarchy.
+* :mod:`~dphist.ingest.groups`: group sizes over a region hierarchy;
+* :mod:`~dphist.ingest.stream`: streamed counting of large files;
+* :mod:`~dphist.ingest.spark`: the same counts and group sizes computed in Spark,
+  where the records live, with only the aggregates collected.
 
 Nothing here refuses, warns or reports because of a record's value: invalid records
 are dropped by public rules (``strict=True`` refuses them instead, and is not
@@ -25,6 +28,7 @@ from .binning import (
 from .count import count, count_file, count_values, unit_bound
 from .groups import read_group_tables
 from .sources import MAX_LINE_BYTES, file_format, split_line
+from .spark import is_spark_frame
 
 __all__ = [
     "MAX_BINS",
@@ -37,6 +41,7 @@ __all__ = [
     "count_file",
     "count_values",
     "file_format",
+    "is_spark_frame",
     "outside_policy",
     "parse_domain",
     "read_group_tables",

@@ -44,6 +44,7 @@ from .._kernel import records_per_unit
 from ..errors import InputTypeError, ValidationError
 from .binning import Binning, label_number, outside_policy
 from .sources import Table, connect, first_line, open_file, open_values
+from .stream import stream_counts
 
 __all__ = ["bounded_sql", "count", "count_file", "count_values", "salt", "unit_bound"]
 
@@ -76,6 +77,8 @@ def _double(value: float) -> str:
 
 def _number_sql(column: str, sql_type: str, label: str) -> str:
     """SQL for the column as a finite DOUBLE, NULL when it is not a value."""
+    if _is_numeric(sql_type) and "INT" in sql_type.upper():
+        return f"CAST({column} AS DOUBLE)"  # every integer is finite
     if _is_numeric(sql_type):
         x = f"CAST({column} AS DOUBLE)"
     elif _is_text(sql_type):
@@ -169,9 +172,14 @@ def _numeric_labels(binning: Binning) -> np.ndarray | None:
 
 def _binned_sql(
     con: Any, table: Table, column: str, binning: Binning, outside: str, unit: str | None
-) -> tuple[str, str]:
-    """(SQL of the counted records with columns ``bin`` [, ``u``], SQL of all records with
-    ``ok``, ``present`` and ``valid`` flags for strict checks)."""
+) -> tuple[str, str, str]:
+    """(SQL of the counted records with columns ``bin`` [, ``u``]; SQL of all records
+    with ``ok``, ``present`` and ``valid`` flags for strict checks; SQL with one row per
+    record for :func:`~dphist.ingest.stream.stream_counts`: ``x``, a value or NULL, for
+    numeric bins, else ``bin``, the bin or ``n`` when the record does not count).
+
+    ``present`` casts every value to text: ten times the cost of counting, so only the
+    strict checks compute it."""
     sql_type = table.columns[column]
     label = repr(column)
     wanted = [column] if unit is None else [column, unit]
@@ -185,7 +193,7 @@ def _binned_sql(
         edges = binning.edges
         assert edges is not None
         lo, hi = _double(float(edges[0])), _double(float(edges[-1]))
-        values = f"SELECT ok, {present} AS present, {x} AS x{u_sql} FROM ({rec})"
+        values = f"SELECT ok, {x} AS x{u_sql} FROM ({rec})"
         if outside == "clip":
             x_in, keep = f"least(greatest(x, {lo}), {hi})", "x IS NOT NULL"
         else:
@@ -193,8 +201,8 @@ def _binned_sql(
         join, bin_expr = _edges_join(con, "v.x", binning)
         inside = f"SELECT {x_in} AS x{u_col} FROM ({values}) WHERE ok AND {keep}"
         counted = f"SELECT {bin_expr} AS bin{v_u} FROM ({inside}) AS v {join}"
-        checked = f"SELECT ok, present, x IS NOT NULL AS valid FROM ({values})"
-        return counted, checked
+        checked = f"SELECT ok, {present} AS present, {x} IS NOT NULL AS valid FROM ({rec})"
+        return counted, checked, f"SELECT CASE WHEN ok THEN x END AS x FROM ({values})"
     keys = _numeric_labels(binning)
     if keys is not None:
         key = _number_sql("c0", sql_type, label)
@@ -210,14 +218,18 @@ def _binned_sql(
             "generate_subscripts($1::VARCHAR[], 1) - 1 AS bin",
             [list(binning.categories or ())],
         )
-    values = f"SELECT ok, {present} AS present, {key} AS key{u_sql} FROM ({rec})"
+    values = f"SELECT ok, {key} AS key{u_sql} FROM ({rec})"
     counted = (
         f"SELECT l.bin AS bin{v_u} FROM ({values}) AS v JOIN dphist_labels AS l "
         "ON l.key = v.key WHERE v.ok"
     )
-    valid = "key IS NOT NULL" if keys is not None else "true"
-    checked = f"SELECT ok, present, {valid} AS valid FROM ({values})"
-    return counted, checked
+    valid = f"{key} IS NOT NULL" if keys is not None else "true"
+    checked = f"SELECT ok, {present} AS present, {valid} AS valid FROM ({rec})"
+    every = (
+        f"SELECT CAST(coalesce(CASE WHEN v.ok THEN l.bin END, {binning.n}) AS INTEGER) AS bin "
+        f"FROM ({values}) AS v LEFT JOIN dphist_labels AS l ON l.key = v.key"
+    )
+    return counted, checked, every
 
 
 def bounded_sql(counted: str, unit_type: str, k: int, salt: str) -> str:
@@ -313,9 +325,11 @@ def _count_table(
     table.require(column, *([privacy_unit] if privacy_unit is not None else []))
     key = salt(rng) if privacy_unit is not None else ""
     try:
-        counted, checked = _binned_sql(con, table, column, binning, policy, privacy_unit)
+        counted, checked, every = _binned_sql(con, table, column, binning, policy, privacy_unit)
         if strict:
             _check_strict(con, checked, counted, privacy_unit, table)
+        if privacy_unit is None and (progress is None or table.rows is not None):
+            return stream_counts(con, every, binning, policy == "clip", progress, table.rows)
         if privacy_unit is not None:
             assert max_records is not None
             counted = bounded_sql(counted, table.columns[privacy_unit], max_records, key)
@@ -331,7 +345,7 @@ def _check_strict(con: Any, checked: str, counted: str, unit: str | None, table:
     bad = con.execute(
         f"SELECT count(*) FILTER (WHERE NOT ok), count(*) FILTER (WHERE ok AND present "
         f"AND NOT valid) FROM ({checked})"
-    ).fetchone()
+    ).fetchall()[0]
     if bad[0] or bad[1]:
         raise ValidationError(
             f"{table.label} has malformed records or values that cannot be counted; refused "
@@ -340,7 +354,7 @@ def _check_strict(con: Any, checked: str, counted: str, unit: str | None, table:
     if unit is not None:
         blank = con.execute(
             f"SELECT count(*) FROM ({counted}) WHERE u IS NULL OR trim(CAST(u AS VARCHAR)) = ''"
-        ).fetchone()
+        ).fetchall()[0]
         if blank[0]:
             raise ValidationError(
                 f"{table.label} has records without a privacy unit; refused because of strict "
@@ -429,9 +443,19 @@ def count(
     outside: object = None,
     **options: Any,
 ) -> np.ndarray:
-    """Counts per bin of a file (``column`` required) or of an in-memory column."""
+    """Counts per bin of a file or a Spark DataFrame (``column`` required), or of an
+    in-memory column (numpy, pandas, polars or Arrow, scanned by DuckDB in place)."""
     _check_binning(binning)
     assert isinstance(binning, Binning)
+    from .spark import count_frame, is_spark_frame
+
+    if is_spark_frame(source):
+        if column is None:
+            raise ValidationError("column is required when counting a Spark DataFrame")
+        if options.pop("strict", False):
+            raise ValidationError("strict mode reads files and in-memory columns, not Spark")
+        options.pop("progress", None)  # Spark shows its own progress
+        return count_frame(source, column, binning, outside=outside, **options)
     if isinstance(source, str | Path):
         if column is None:
             raise ValidationError("column is required when counting a file")

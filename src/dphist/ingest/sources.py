@@ -112,6 +112,7 @@ class Table:
     label: str
     columns: dict[str, str]
     records: Callable[[Sequence[str]], str]
+    rows: int | None = None  # records in the source when its metadata says (Parquet)
 
     def require(self, *names: str) -> None:
         """Raise a clear error (a schema fact, public) when a column is missing."""
@@ -266,9 +267,12 @@ def open_file(con: Any, path: str | Path) -> Table:
     source = f"read_parquet({_literal(str(p))})"
     try:
         columns = _describe(con, source)
+        rows = con.execute(
+            f"SELECT sum(num_rows) FROM parquet_file_metadata({_literal(str(p))})"
+        ).fetchall()[0][0]
     except duckdb.Error as exc:
         raise ValidationError(f"cannot read {str(p)!r} as Parquet: {first_line(exc)}") from None
-    return Table(repr(str(p)), columns, _plain_records(source, list(columns)))
+    return Table(repr(str(p)), columns, _plain_records(source, list(columns)), int(rows))
 
 
 def first_line(exc: BaseException) -> str:

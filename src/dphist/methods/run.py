@@ -50,6 +50,16 @@ class Outcome:
         return sum((c.epsilon for c in self.ledger), Fraction(0))
 
 
+def _final(values: np.ndarray | None, order: np.ndarray | None) -> np.ndarray | None:
+    """A released array in the original bin order, read-only: a release adopts it
+    without copying (the run is over, nothing writes to it again)."""
+    if values is None:
+        return None
+    out = to_original_order(values, order)
+    out.flags.writeable = False
+    return out
+
+
 def run(
     method: Pipeline | Sequence[Any],
     data: ProtectedCounts,
@@ -80,9 +90,9 @@ def run(
         raise InternalError(f"the method produced no estimate of {n} bins")
     order = state.order
     return Outcome(
-        estimate=to_original_order(state.estimate, order),
-        variance=None if state.variance is None else to_original_order(state.variance, order),
-        groups=None if state.labels is None else to_original_order(state.labels, order),
+        estimate=_final(state.estimate, order),
+        variance=_final(state.variance, order),
+        groups=_final(state.labels, order),
         ledger=budget.ledger,
         timings=timings,
         state=state,

@@ -54,9 +54,9 @@ class _CountingNoise(NoiseSource):
         self._charges_so_far = charges_so_far
         self._log = log
 
-    def discrete_laplace(self, t: int, s: int, size: int) -> np.ndarray:
-        self._log.append((self._charges_so_far(), Fraction(t, s), int(size)))
-        return super().discrete_laplace(t, s, size)
+    def add_discrete_laplace(self, out: np.ndarray, t: int, s: int) -> None:
+        self._log.append((self._charges_so_far(), Fraction(t, s), int(out.shape[0])))
+        super().add_discrete_laplace(out, t, s)
 
     def discrete_gaussian(self, a: int, b: int, size: int) -> np.ndarray:
         self._log.append((self._charges_so_far(), Fraction(a, b), int(size)))

@@ -124,8 +124,8 @@ class _ZeroNoise(NoiseSource):
     """A noise source whose sampler returns zeros: the method's decisions on exact
     values, at the claimed epsilon (its thresholds and costs unchanged)."""
 
-    def discrete_laplace(self, t: int, s: int, size: int) -> np.ndarray:
-        return np.zeros(int(size), dtype=np.int64)
+    def add_discrete_laplace(self, out: np.ndarray, t: int, s: int) -> None:
+        """Adds nothing."""
 
     def spawn(self) -> _ZeroNoise:
         return self

@@ -1,0 +1,274 @@
+"""Counting where the records live: Spark DataFrames, one aggregation, counts collected.
+
+When the records are a PySpark DataFrame (a data lake), the public binning and the
+group sizes are pushed into Spark and only aggregates come back to the driver: one
+count per bin, or the number of groups of each size in each leaf region. The record
+domain is that of :mod:`dphist.ingest.count`, expressed in Spark:
+
+* **values.** Numeric bins read a numeric column (integers, floats, decimals); a value
+  is a finite number, anything else (NULL, NaN, infinite) drops its record. Text is
+  not parsed into numbers here (Spark's and DuckDB's parsers differ on odd text, and
+  one record domain is kept): a text column with numeric bins is refused, a schema
+  fact. Categories match a text column's values exactly, or a numeric column's by value
+  when every label is a number.
+* **outside the bins**: clipped into the end bins or dropped, as ``outside`` says.
+* **bins**: ``bin(v) = #{interior e_i <= v}``: for equal widths by arithmetic checked
+  against the neighbouring edges, otherwise by binary search over the public float64
+  edges (Spark ML's ``Bucketizer``); exact like the DuckDB paths.
+* **privacy unit**: records without a unit are dropped and at most ``K`` of each unit's
+  records are kept, ranked by a keyed hash (``md5`` of a 128-bit salt and the record):
+  a rule that depends on the unit's own records only, so one unit moves the counts by
+  at most ``K``.
+
+What the driver receives is the aggregate only: the counts (``n`` numbers) or the
+per-(leaf, size) group counts, plus public facts (the schema, the distinct region
+paths of the public groups table). Counts are the sensitive statistic the kernel then
+seals and charges; nothing per record ever leaves Spark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import ValidationError
+from .binning import Binning, label_number, outside_policy
+from .count import salt, unit_bound
+
+__all__ = ["count_frame", "is_spark_frame", "read_group_frames"]
+
+_INTEGRAL = ("ByteType", "ShortType", "IntegerType", "LongType")
+_NUMERIC = (*_INTEGRAL, "FloatType", "DoubleType", "DecimalType")
+
+
+def is_spark_frame(obj: object) -> bool:
+    """True for a PySpark DataFrame (classic or Spark Connect), without importing Spark."""
+    kind = type(obj)
+    return kind.__name__ == "DataFrame" and kind.__module__.startswith("pyspark.")
+
+
+def _type(df: Any, column: str) -> str:
+    fields = {f.name: type(f.dataType).__name__ for f in df.schema.fields}
+    if column not in fields:
+        listed = ", ".join(repr(c) for c in list(fields)[:20])
+        raise ValidationError(f"no column {column!r} in the DataFrame; its columns are {listed}")
+    return fields[column]
+
+
+def _number(df: Any, column: str, F: Any) -> Any:
+    """The column as a finite double, NULL when it is not a value."""
+    kind = _type(df, column)
+    if kind not in _NUMERIC:
+        raise ValidationError(
+            f"column {column!r} has type {kind}: numeric bins on Spark read numeric columns "
+            "(cast the column in Spark first)"
+        )
+    x = F.col(column).cast("double")
+    return F.when(~F.isnan(x) & (F.abs(x) < float("inf")), x)
+
+
+def _binned(df: Any, column: str, binning: Binning, outside: str, unit: str | None) -> Any:
+    """The counted records with column ``bin`` (and ``u``)."""
+    from pyspark.sql import functions as F
+
+    keep = [F.col(unit).alias("u")] if unit is not None else []
+    if binning.numeric:
+        from pyspark.ml.feature import Bucketizer
+
+        edges = binning.edges
+        assert edges is not None
+        lo, hi = float(edges[0]), float(edges[-1])
+        values = df.select(_number(df, column, F).alias("x"), *keep).where(F.col("x").isNotNull())
+        x = F.col("x")  # least and greatest skip NULLs in Spark: clip only values
+        if outside == "clip":
+            values = values.withColumn("x", F.least(F.greatest(x, F.lit(lo)), F.lit(hi)))
+        else:
+            values = values.where((x >= lo) & (x <= hi))
+        if binning.domain is not None:
+            return values.select(_domain_bin(binning, F).alias("bin"), *(["u"] if unit else []))
+        splits = [float(e) for e in edges]
+        bucket = Bucketizer(splits=splits, inputCol="x", outputCol="b").transform(values)
+        return bucket.select(F.col("b").cast("int").alias("bin"), *(["u"] if unit else []))
+    labels = list(binning.categories or ())
+    numbers = [label_number(c) for c in labels]
+    spark = df.sparkSession
+    if all(v is not None for v in numbers):
+        key = _number(df, column, F)
+        pairs = [(float(v), i) for i, v in enumerate(numbers)]  # type: ignore[arg-type]
+        table = spark.createDataFrame(pairs, "k double, bin int")
+    else:
+        if _type(df, column) != "StringType":
+            raise ValidationError(f"column {column!r} is not text, but some categories are")
+        key = F.col(column)
+        pairs = list(zip(labels, range(len(labels)), strict=True))
+        table = spark.createDataFrame(pairs, "k string, bin int")
+    values = df.select(key.alias("k"), *keep)
+    return values.join(F.broadcast(table), "k").select("bin", *(["u"] if unit else []))
+
+
+def _domain_bin(binning: Binning, F: Any) -> Any:
+    """The bin of ``x`` for equal-width edges, by arithmetic: ``floor((x - lo) / w)`` is
+    within one of the bin and one comparison with each neighbouring edge, computed with
+    the float64 operations of ``Binning.from_domain`` (``lo + i * w``, the last edge
+    ``hi``; the JVM's doubles are IEEE like numpy's), makes it exact. No edge list
+    travels to Spark (10**6 splits through py4j take a minute)."""
+    assert binning.domain is not None
+    lo, hi, w = (F.lit(float(v)) for v in binning.domain)
+    last = binning.n - 1
+    x = F.col("x")
+    b = F.least(F.greatest(F.floor((x - lo) / w), F.lit(0)), F.lit(last))
+
+    def edge(i: Any) -> Any:
+        return F.when(i > last, hi).otherwise(lo + i.cast("double") * w)
+
+    down = (x < edge(b)).cast("int")
+    up = ((b < last) & (x >= edge(b + 1))).cast("int")
+    return (b - down + up).cast("int")
+
+
+def _bounded(records: Any, unit_type: str, k: int, key: str) -> Any:
+    """At most ``k`` records per unit, ranked by a keyed hash of the record."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    missing = F.col("u").isNull()
+    if unit_type == "StringType":
+        missing = missing | (F.trim(F.col("u")) == "")
+    kept = records.where(~missing)
+    same = Window.partitionBy("u", "bin").orderBy("bin")
+    kept = kept.withColumn("j", F.row_number().over(same))
+    rank = F.md5(F.concat_ws(chr(31), F.lit(key), F.col("u").cast("string"),
+                             F.col("bin").cast("string"), F.col("j").cast("string")))  # fmt: skip
+    kept = kept.withColumn("r", F.row_number().over(Window.partitionBy("u").orderBy(rank)))
+    return kept.where(F.col("r") <= k).select("bin")
+
+
+def count_frame(
+    df: Any,
+    column: str,
+    binning: Binning,
+    *,
+    outside: object = None,
+    privacy_unit: str | None = None,
+    max_records: int | None = None,
+    rng: object = None,
+) -> np.ndarray:
+    """Counts per bin of ``column`` of a Spark DataFrame: one ``groupBy`` in Spark, the
+    ``n`` counts collected. ``privacy_unit`` names a column of unit ids."""
+    policy = outside_policy(binning, outside)
+    k = unit_bound(privacy_unit, max_records)
+    _type(df, column)
+    if privacy_unit is not None:
+        unit_type = _type(df, privacy_unit)
+    records = _binned(df, column, binning, policy, privacy_unit)
+    if privacy_unit is not None:
+        assert k is not None
+        records = _bounded(records, unit_type, k, salt(rng))
+    out = np.zeros(binning.n, dtype=np.int64)
+    for row in records.groupBy("bin").count().collect():
+        out[int(row["bin"])] = int(row["count"])
+    return out
+
+
+def read_group_frames(
+    groups: Any,
+    levels: Sequence[str],
+    *,
+    group_column: str,
+    entities: Any = None,
+    size_column: str | None = None,
+    privacy_unit: str | None = None,
+    max_records: int | None = None,
+    rng: object = None,
+) -> Any:
+    """:func:`dphist.ingest.read_group_tables` for Spark DataFrames: the public groups
+    table's distinct region paths are collected (public), each group's size is one
+    aggregation in Spark and the groups of each size per leaf region the only private
+    rows collected."""
+    from pyspark.sql import functions as F
+
+    from ..groupsize import GroupSizeData, Hierarchy
+
+    if (entities is None) == (size_column is None):
+        raise ValidationError("give the sizes either as an entities table or as a size column")
+    if privacy_unit is not None and entities is None:
+        raise ValidationError("a privacy unit needs the entities table (one record per entity)")
+    k = unit_bound(privacy_unit, max_records)
+    levels = [str(c) for c in levels]
+    if not levels or len(set(levels)) != len(levels):
+        raise ValidationError("give one or more distinct region columns, coarsest first")
+    for c in (group_column, *levels, *([size_column] if size_column else [])):
+        _type(groups, c)
+    _check_public(groups, group_column, levels, F)
+    hierarchy, leaves = _leaves(groups, levels, Hierarchy)
+    text = True
+    if size_column is not None:
+        n = _number(groups, size_column, F)
+        whole = F.when((n >= 0) & (n == F.floor(n)), F.least(n, F.lit(4.0e18)).cast("long"))
+        sizes = groups.select(
+            F.col(group_column).alias("gid"), F.coalesce(whole, F.lit(0)).alias("n")
+        )
+    else:
+        _type(entities, group_column)
+        ints = (_type(entities, group_column), _type(groups, group_column))
+        text = not all(t in _INTEGRAL for t in ints)  # ids match as text
+        gid = F.col(group_column).cast("string") if text else F.col(group_column)
+        present = F.col(group_column).isNotNull() & (
+            F.trim(F.col(group_column).cast("string")) != ""
+        )
+        keep = [F.col(privacy_unit).alias("u")] if privacy_unit is not None else []
+        records = entities.where(present).select(gid.alias("bin"), *keep)
+        if privacy_unit is not None:
+            assert k is not None
+            records = _bounded(records, _type(entities, privacy_unit), k, salt(rng))
+        sizes = records.groupBy(F.col("bin").alias("gid")).count().withColumnRenamed("count", "n")
+    key = F.col(group_column)
+    if text and size_column is None:
+        key = key.cast("string")
+    g = groups.select(key.alias("gid"), *levels).join(F.broadcast(leaves), levels)
+    rows = (
+        g.join(sizes, "gid", "left").select("leaf", F.coalesce(F.col("n"), F.lit(0)).alias("size"))
+        .groupBy("leaf", "size").count().orderBy("leaf", "size").collect()
+    )  # fmt: skip
+    leaf = np.array([r["leaf"] for r in rows], dtype=np.int64)
+    size = np.array([r["size"] for r in rows], dtype=np.int64)
+    count = np.array([r["count"] for r in rows], dtype=np.int64)
+    offsets = np.searchsorted(leaf, np.arange(hierarchy.n_leaves + 1))
+    return GroupSizeData(hierarchy, offsets, size, count)
+
+
+def _check_public(groups: Any, gid: str, levels: Sequence[str], F: Any) -> None:
+    blank = None
+    for c in (gid, *levels):
+        miss = F.col(c).isNull() | (F.trim(F.col(c).cast("string")) == "")
+        blank = miss if blank is None else blank | miss
+    row = groups.agg(
+        F.count(F.lit(1)).alias("rows"),
+        F.sum(F.when(blank, 1).otherwise(0)).alias("missing"),
+        F.countDistinct(F.col(gid).cast("string")).alias("ids"),
+    ).collect()[0]
+    if row["rows"] == 0:
+        raise ValidationError("the groups table has no rows")
+    if row["missing"]:
+        raise ValidationError("every group needs an id and a region at every level")
+    if row["ids"] != row["rows"]:
+        raise ValidationError(f"group ids in column {gid!r} must be unique")
+
+
+def _leaves(groups: Any, levels: Sequence[str], Hierarchy: Any) -> tuple[Any, Any]:
+    """The hierarchy from the distinct region paths (public) and a small DataFrame of
+    the level values with each leaf's position, for a broadcast join."""
+    rows = groups.select(*levels).distinct().collect()
+    names = [[str(r[c]) for r in rows] for c in levels]
+    paths = [np.asarray(names[0], dtype=object)]
+    for col in names[1:]:
+        paths.append(paths[-1] + "/" + np.asarray(col, dtype=object))
+    columns = [np.full(len(rows), "all"), *(p.astype(str) for p in paths)]
+    hierarchy, leaf_pos = Hierarchy.from_levels(columns)
+    schema = groups.select(*levels).schema.add("leaf", "long")
+    table = groups.sparkSession.createDataFrame(
+        [(*tuple(r), int(p)) for r, p in zip(rows, leaf_pos, strict=True)], schema
+    )
+    return hierarchy, table

@@ -1,0 +1,59 @@
+"""The lean 1-D paths: the same results as the general ones, without the copies."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dphist as dh
+from dphist._kernel import BlockSums, protect
+from dphist._numeric.tree import consistency, level_consistency, tree_layout
+
+
+@pytest.mark.parametrize(("n", "width"), [(1, 1), (10, 1), (10, 3), (17, 4), (16, 16), (5, 9)])
+def test_block_sums_answers_and_sensitivity_by_brute_force(n, width):
+    q = BlockSums(n, width)
+    x = np.arange(n, dtype=np.int64) * 3 + 1
+    expected = [x[j : j + width].sum() for j in range(0, n, width)]
+    assert q.apply(x).tolist() == expected and q.size == len(expected)
+    moves = [np.abs(q.apply(x + np.eye(n, dtype=np.int64)[i]) - q.apply(x)).sum() for i in range(n)]
+    assert max(moves) == q.sensitivity == q.sensitivity2 == 1
+
+
+@pytest.mark.parametrize(("n", "f"), [(1, 2), (7, 2), (20, 4), (100, 3), (1000, 16), (2345, 7)])
+@pytest.mark.parametrize("unmeasured", [False, True])
+def test_level_consistency_equals_the_general_one(n, f, unmeasured):
+    rng = np.random.default_rng(n + f)
+    layout = tree_layout(n, f)
+    var = rng.uniform(0.5, 3, layout.n_levels)
+    if unmeasured and layout.n_levels > 1:
+        var[:-1][rng.random(layout.n_levels - 1) < 0.5] = np.inf
+    y = rng.normal(0, 5, layout.n_nodes)
+    per_node = np.repeat(var, layout.level_counts)
+    est, post = consistency(layout, np.where(np.isinf(per_node), np.nan, y), per_node,
+                            return_var=True)  # fmt: skip
+    leaf_var = level_consistency(layout, y, var, return_var=True)
+    assert np.allclose(y, est, rtol=1e-10, atol=1e-9)
+    assert np.allclose(leaf_var, post[layout.leaf_slice], rtol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int64, np.uint64, np.float64])
+def test_protect_clamps_in_one_pass_for_every_dtype(dtype):
+    x = np.array([0, 1, 100, np.iinfo(np.int8).max], dtype=dtype)
+    sealed = protect(x)
+    assert repr(sealed) == "ProtectedCounts(n=4, max_records=1)"
+    big = protect(np.array([2**60, 5], dtype=np.uint64))
+    assert big.n == 2
+
+
+def test_releases_adopt_read_only_arrays_and_build_prefixes_lazily():
+    rel = dh.publish(np.arange(50, dtype=np.int64), epsilon=1, method="identity", rng=0)
+    assert not rel.estimate.flags.writeable
+    assert rel.noise_variance.strides == (0,)  # one number, viewed per bin
+    assert "_prefix" not in rel.__dict__
+    assert rel.range_sum(3, 9) == pytest.approx(rel.estimate[3:9].sum())
+    mine = np.ones(4)
+    copied = dh.Release(estimate=mine, method="identity", params={}, epsilon=1, ledger=(),
+                        private=False, guarantee="")  # fmt: skip
+    mine[0] = 7  # a writable input is copied, never adopted
+    assert copied.estimate[0] == 1

@@ -1,0 +1,100 @@
+"""Spark where the records live: the same counts and group sizes as DuckDB, computed
+in Spark with only aggregates collected, and the per-unit bound applied there."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dphist import ingest
+from dphist.errors import ValidationError
+
+pytestmark = pytest.mark.xdist_group("spark")
+
+RNG = np.random.default_rng(7)
+EDGES = ingest.binning(domain="-3.7:100:0.7").edges  # widths not exact in binary
+N = 4000
+VALUES = np.round(RNG.normal(50, 30, N), 1)
+VALUES[::11] = np.nan
+VALUES[::13] = 1e9
+VALUES[1 : 3 * EDGES.size : 3] = EDGES  # exactly on, and beside, every edge
+VALUES[2 : 3 * EDGES.size : 3] = np.nextafter(EDGES, -np.inf)
+PERSON = RNG.integers(0, 900, N)
+
+
+@pytest.fixture(scope="module")
+def frame(spark):
+    rows = [(None if np.isnan(v) else float(v), int(p), f"c{int(p) % 3}") for v, p in
+            zip(VALUES, PERSON, strict=True)]  # fmt: skip
+    return spark.createDataFrame(rows, "v double, person long, c string")
+
+
+@pytest.mark.parametrize(
+    ("binning", "outside"),
+    [
+        (ingest.binning(domain="0:100:3"), "clip"),
+        (ingest.binning(domain="0:100:3"), "drop"),
+        (ingest.binning(domain="-3.7:100:0.7"), "drop"),
+        (ingest.binning(edges=[-5, 0, 0.5, 10, 99.9, 100]), "clip"),
+    ],
+)
+def test_counts_in_spark_equal_duckdb(frame, binning, outside):
+    spark_counts = ingest.count(frame, binning, column="v", outside=outside)
+    duck = ingest.count_values(VALUES, binning, outside=outside)
+    assert np.array_equal(spark_counts, duck)
+
+
+def test_categories_and_the_histogram_api(frame):
+    cats = ingest.binning(categories=["c0", "c2", "zz"])
+    assert np.array_equal(
+        ingest.count(frame, cats, column="c"),
+        ingest.count_values(np.array([f"c{p % 3}" for p in PERSON]), cats),
+    )
+    import dphist as dh
+
+    rel = dh.histogram(frame, column="v", domain="0:100:10", epsilon=1, method="identity",
+                       privacy_unit="person", max_records=2, rng=0)  # fmt: skip
+    assert rel.n == 10 and rel.privacy_unit == "person" and rel.max_records == 2
+
+
+def test_at_most_k_records_per_unit_are_kept_in_spark(frame, spark):
+    bins = ingest.binning(domain="0:100:5")
+    counts = ingest.count(frame, bins, column="v", privacy_unit="person", max_records=2, rng=1)
+    kept = np.isfinite(VALUES)  # clip keeps every value
+    per_unit = np.bincount(PERSON[kept], minlength=900)
+    assert counts.sum() == np.minimum(per_unit, 2).sum()
+    # one unit more moves the counts by at most K in L1
+    extra = spark.createDataFrame([(float(v), 10_000, "c0") for v in (1, 2, 3, 4, 5)],
+                                  "v double, person long, c string")  # fmt: skip
+    more = ingest.count(frame.union(extra), bins, column="v", privacy_unit="person",
+                        max_records=2, rng=1)  # fmt: skip
+    assert np.abs(more - counts).sum() <= 2
+
+
+def test_text_values_with_numeric_bins_are_refused_by_schema(spark):
+    df = spark.createDataFrame([("5",)], "v string")
+    with pytest.raises(ValidationError, match="numeric columns"):
+        ingest.count(df, ingest.binning(domain="0:10:1"), column="v")
+
+
+def test_group_sizes_in_spark_equal_duckdb(spark, tmp_path):
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "census_data", Path(__file__).parents[1] / "benchmarks" / "census_data.py"
+    )
+    census = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(census)
+    census.generate(tmp_path, 5_000, (52, 300, 1_000))
+    levels = ["state", "county", "tract"]
+    h, p = tmp_path / "households.parquet", tmp_path / "persons.parquet"
+    duck = ingest.read_group_tables(h, levels, group_column="hid", entities=p)
+    frames = ingest.read_group_tables(
+        spark.read.parquet(str(h)), levels, group_column="hid",
+        entities=spark.read.parquet(str(p)),
+    )  # fmt: skip
+    assert frames.hierarchy.labels == duck.hierarchy.labels
+    for name in ("offsets", "sizes", "counts"):
+        assert np.array_equal(getattr(frames, name), getattr(duck, name))
+    assert duck.n_groups == 5_000 and duck.hierarchy.n_leaves == 1_000
