@@ -14,7 +14,7 @@ from dphist import session as session_module
 from dphist import workloads
 from dphist._kernel import TotalAndSupport
 from dphist.errors import BudgetExceededError, InputTypeError, ValidationError
-from dphist.lab.selector.fit import GUARD, costs, fit_tree
+from dphist.lab.selector.fit import GUARD, GUARD_WEIGHT, costs, fit_tree
 from dphist.methods import advisor, selector
 from dphist.methods.advisor import choose, workload_kind
 from dphist.methods.selector import CANDIDATES, WORKLOADS, feature_vector, load_model
@@ -236,9 +236,9 @@ def test_costs_are_log_regret_plus_the_baseline_hinge():
     e = np.array([[2.0, 4.0, 1.0], [1.0, 1.0, 1.5]])
     got = costs(e, labels)
     # HB is 4 against the baseline min(identity, HB) = 2: hinge log(4 / (1.2 * 2))
-    assert got[0] == pytest.approx([np.log(2), np.log(4) + 4.0 * np.log(4 / 2.4), 0.0])
+    assert got[0] == pytest.approx([np.log(2), np.log(4) + GUARD_WEIGHT * np.log(4 / 2.4), 0.0])
     hinge = np.log(1.5 / GUARD)
-    assert got[1] == pytest.approx([0.0, 0.0, np.log(1.5) + 4.0 * hinge])
+    assert got[1] == pytest.approx([0.0, 0.0, np.log(1.5) + GUARD_WEIGHT * hinge])
 
 
 # --- the newcomer cases ---------------------------------------------------------------

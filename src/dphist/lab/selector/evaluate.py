@@ -27,7 +27,7 @@ import numpy as np
 from ...methods.selector import WORKLOADS, Candidate, Model, feature_vector
 from ...session import publish
 from .fit import Settings, fit_model
-from .table import Table, workload_errors
+from .table import Table, seeds_for, workload_errors
 
 __all__ = ["FAMILIES", "Evaluation", "auto_errors", "families", "held_out", "proxy_regrets"]
 
@@ -130,7 +130,8 @@ class Evaluation:
 
 def _cell_job(args: tuple) -> tuple[np.ndarray, list[list[str]]]:
     x, epsilons, model, share, seeds, salt = args
-    rows = [auto_errors(x, e, model, share, seeds, salt) for e in epsilons]
+    runs = seeds_for(x.size, seeds)
+    rows = [auto_errors(x, e, model, share, runs, salt) for e in epsilons]
     return np.stack([r[0] for r in rows]), [r[1] for r in rows]
 
 

@@ -28,7 +28,7 @@ from .table import Table
 __all__ = ["GUARD", "Settings", "costs", "fit_model", "fit_tree", "training_rows"]
 
 GUARD = 1.2
-GUARD_WEIGHT = 4.0
+GUARD_WEIGHT = 10.0
 
 
 @dataclass(frozen=True)

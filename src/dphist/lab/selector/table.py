@@ -38,6 +38,7 @@ __all__ = [
     "build_table",
     "cell_errors",
     "coarsen",
+    "seeds_for",
     "shapes",
     "workload_errors",
 ]
@@ -180,10 +181,17 @@ class Table:
         return replace(self, errors=(self.errors + other.errors) / 2)
 
 
+def seeds_for(n: int, seeds: int) -> int:
+    """Runs per candidate on ``n`` bins: ``seeds``, times up to 16 on small domains, where
+    one run's error has few degrees of freedom (and runs cost next to nothing)."""
+    return seeds * int(np.clip(256 // max(n, 1), 1, 16))
+
+
 def _one(args: tuple) -> tuple[np.ndarray, int, int]:
     cell, all_shapes, epsilons, candidates, seeds, first_seed = args
     x = cell.counts(all_shapes)
-    errs = np.stack([cell_errors(x, e, candidates, seeds, first_seed) for e in epsilons])
+    runs = seeds_for(x.size, seeds)
+    errs = np.stack([cell_errors(x, e, candidates, runs, first_seed) for e in epsilons])
     return errs, int(x.sum()), int(np.count_nonzero(x))
 
 
@@ -198,9 +206,9 @@ def build_table(
     workers: int = 2,
     cache: Path | None = None,
 ) -> Table:
-    """Measure every cell (in ``workers`` processes) with seeds ``first_seed ..
-    first_seed + seeds - 1``; ``cache`` (an ``.npz`` path) keeps finished cells so an
-    interrupted build resumes."""
+    """Measure every cell (in ``workers`` processes) with seeds from ``first_seed``
+    (``seeds`` of them, more on small domains: :func:`seeds_for`); ``cache`` (an
+    ``.npz`` path) keeps finished cells so an interrupted build resumes."""
     key = _key(epsilons, candidates, seeds, first_seed)
     done: dict[Cell, tuple[np.ndarray, int, int]] = {}
     if cache is not None and cache.is_file():
@@ -230,7 +238,7 @@ def build_table(
 def _key(epsilons: Sequence[float], candidates: Sequence[Candidate], seeds: int, first: int) -> str:
     """What a cached table was built for: epsilons, candidates and seeds."""
     labels = ",".join(c.label for c in candidates)
-    return f"eps={list(epsilons)};candidates={labels};seeds={first}+{seeds}"
+    return f"eps={list(epsilons)};candidates={labels};seeds={first}+{seeds}, more below 256 bins"
 
 
 def _save(
