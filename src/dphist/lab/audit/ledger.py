@@ -58,9 +58,9 @@ class _CountingNoise(NoiseSource):
         self._log.append((self._charges_so_far(), Fraction(t, s), int(out.shape[0])))
         super().add_discrete_laplace(out, t, s)
 
-    def discrete_gaussian(self, a: int, b: int, size: int) -> np.ndarray:
-        self._log.append((self._charges_so_far(), Fraction(a, b), int(size)))
-        return super().discrete_gaussian(a, b, size)
+    def add_discrete_gaussian(self, out: np.ndarray, a: int, b: int) -> None:
+        self._log.append((self._charges_so_far(), Fraction(a, b), int(out.shape[0])))
+        super().add_discrete_gaussian(out, a, b)
 
     def exponential_index(self, d: np.ndarray, p: int, q: int) -> int:
         self._log.append((self._charges_so_far(), Fraction(p, q), int(d.shape[0])))
