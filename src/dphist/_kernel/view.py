@@ -226,6 +226,14 @@ class PrivateView:
         noisy = np.rint(exact / gf) * gf + gf * self._noise.discrete_laplace(t, s, query.size)
         return Measurement(noisy, query, eps, scale, gf * gf * discrete_laplace_variance(t, s))
 
+    def selection_epsilon(self, epsilon: object = None) -> Fraction:
+        """The pure epsilon a :meth:`select` with this ``epsilon`` (default: what the block
+        has left) runs at: under zCDP the largest epsilon with ``epsilon**2 / 2 <= rho``,
+        divided by the records per unit ``K`` (public arithmetic, reads nothing)."""
+        charged = self._epsilon(epsilon)
+        pure = pure_epsilon_within(charged) if self._zcdp else charged
+        return pure / self._k
+
     def select(self, selection: Selection, *, epsilon: object = None) -> Any:
         """Run a private selection (:mod:`~dphist._kernel.selection`) on the counts.
 

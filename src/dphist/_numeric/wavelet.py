@@ -39,6 +39,7 @@ __all__ = [
     "haar_forward",
     "haar_intervals",
     "haar_inverse",
+    "haar_inverse_adjoint",
     "haar_level_counts",
     "haar_sensitivity",
     "haar_size",
@@ -157,6 +158,30 @@ def haar_inverse(coeffs: ArrayLike, n: int) -> np.ndarray:
         children[1::2] = (totals - d) / 2
         totals = children[: -(-n >> (lev - 1))]
     return totals
+
+
+def haar_inverse_adjoint(a: ArrayLike, n: int) -> np.ndarray:
+    """The transpose of :func:`haar_inverse` applied to ``a`` (length ``n``): the weight
+    of each coefficient in ``sum_i a[i] * haar_inverse(c, n)[i]``. Bottom-up, a node
+    passes ``(g_left + g_right) / 2`` to its total and ``(g_left - g_right) / 2`` to its
+    difference. Time ``O(n)``."""
+    n = _check_n(n)
+    g = np.asarray(a, dtype=np.float64)
+    if g.shape != (n,):
+        raise ValidationError(f"a must have {n} entries, got shape {g.shape}")
+    m = haar_depth(n)
+    counts = haar_level_counts(n)  # root level first
+    out = np.empty(haar_size(n))
+    end = out.size
+    for k in counts[::-1].tolist():
+        children = np.zeros(2 * k)
+        children[: g.size] = g
+        left, right = children[0::2], children[1::2]
+        out[end - k : end] = (left - right) / 2
+        end -= k
+        g = (left + right) / 2
+    out[0] = g[0]
+    return out
 
 
 def privelet_range_variance(n: int, lo: ArrayLike, hi: ArrayLike, lam: float) -> np.ndarray:

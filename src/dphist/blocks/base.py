@@ -41,6 +41,9 @@ class State:
     (identity order when ``order`` is None). ``variance`` is the per-bin noise
     variance of ``estimate`` where a block can state it. ``budgets`` holds every
     block's resolved epsilon (public: it follows from the method's shares).
+    ``uncertainty`` is the :class:`~dphist.uncertainty.ErrorModel` of ``estimate`` in
+    the *original* bin order; a block that changes ``estimate`` without stating a new
+    one leaves None (no error bar rather than a stale one).
     """
 
     n: int
@@ -51,9 +54,13 @@ class State:
     variance: np.ndarray | None = None
     budgets: Mapping[str, Fraction] = field(default_factory=dict)
     notes: Mapping[str, Any] = field(default_factory=dict)
+    uncertainty: Any = None
 
     def with_(self, **changes: Any) -> State:
-        """A copy with ``changes`` applied (states are immutable)."""
+        """A copy with ``changes`` applied (states are immutable); a new ``estimate``
+        without a new ``uncertainty`` drops the old one."""
+        if "estimate" in changes and "uncertainty" not in changes:
+            changes["uncertainty"] = None
         return replace(self, **changes)
 
 

@@ -39,4 +39,5 @@ class SortByNoisy(Block):
             noisy=state.noisy[order],
             estimate=permute(state.estimate),
             variance=permute(state.variance),
+            uncertainty=state.uncertainty,  # kept in the original bin order
         )

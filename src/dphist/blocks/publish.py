@@ -7,7 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._kernel import GroupSums, Identity, PrivateView
+from ..uncertainty import Bracket, ErrorModel, GroupNoise, Groups
 from .base import Block, State
+from .error_bars import tail_of
 
 __all__ = ["NoisyBins", "NoisyTotal"]
 
@@ -17,7 +19,8 @@ class NoisyBins(Block):
     """Noisy count of every bin (the Laplace mechanism, Dwork et al. 2006).
 
     Privacy: one measurement of the identity query (sensitivity 1) with the block's
-    whole share. The noisy counts become both ``noisy`` and the current ``estimate``.
+    whole share. The noisy counts become both ``noisy`` and the current ``estimate``;
+    each bin's error is one draw of the noise.
     """
 
     label = "noisy_bins"
@@ -27,7 +30,11 @@ class NoisyBins(Block):
     def run(self, state: State, view: PrivateView | None) -> State:
         m = view.measure(Identity(view.n))
         noisy = m.values.astype(np.float64)
-        return state.with_(noisy=noisy, estimate=noisy, variance=np.full(state.n, m.variance))
+        n = state.n
+        model = ErrorModel(GroupNoise(n, np.arange(n), m.variance, tail_of(m, view)))
+        return state.with_(
+            noisy=noisy, estimate=noisy, variance=np.full(n, m.variance), uncertainty=model
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,6 +42,8 @@ class NoisyTotal(Block):
     """Noisy total spread evenly over all bins (the Uniform baseline).
 
     Privacy: one measurement of the total (sensitivity 1) with the block's share.
+    The estimate is biased wherever the counts are not flat; its intervals bracket a
+    range between 0 and the whole total (counts are never negative).
     """
 
     label = "noisy_total"
@@ -44,7 +53,10 @@ class NoisyTotal(Block):
     def run(self, state: State, view: PrivateView | None) -> State:
         m = view.measure(GroupSums(np.zeros(view.n, dtype=np.int64)))
         total = float(m.values[0])
+        n = state.n
+        noise = GroupNoise(n, np.zeros(1), m.variance, tail_of(m, view))
         return state.with_(
-            estimate=np.full(state.n, total / state.n),
-            variance=np.full(state.n, m.variance / state.n**2),
+            estimate=np.full(n, total / n),
+            variance=np.full(n, m.variance / n**2),
+            uncertainty=ErrorModel(noise, Bracket(Groups(np.zeros(n)))),
         )

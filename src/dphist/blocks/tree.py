@@ -20,8 +20,10 @@ from .._numeric.tree import (
     tree_layout,
 )
 from ..errors import CompositionError
+from ..uncertainty import ErrorModel, TreeNoise, layout_tree
 from .base import Block, State, weighting_variance
 from .constraints import AnyOf, Interval, Options, rules
+from .error_bars import grouping_model, select_groups
 from .smoothing import NOISE_MODES, l1_selection
 
 __all__ = [
@@ -109,7 +111,8 @@ class Hierarchy(Block):
         var = np.repeat(variances, layout.level_counts)
         est, est_var = consistency(layout, y, var, return_var=True)
         leaves = layout.leaf_slice
-        return state.with_(estimate=est[leaves], variance=est_var[leaves])
+        model = ErrorModel(TreeNoise.levels(layout, variances))
+        return state.with_(estimate=est[leaves], variance=est_var[leaves], uncertainty=model)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -147,11 +150,13 @@ class OptimizedHierarchy(Block):
         values, variances = _measure(view, layout, cells, eps)
         y = np.zeros(layout.n_nodes)
         var = np.full(layout.n_nodes, np.inf)
-        for idx, vals, v in zip(cells, values, variances, strict=True):
-            y[idx], var[idx] = vals, v
+        level_var = np.full(layout.n_levels, np.inf)
+        for lev, idx, vals, v in zip(measured, cells, values, variances, strict=True):
+            y[idx], var[idx], level_var[lev] = vals, v, v
         est, est_var = consistency(layout, y, var, return_var=True)
         leaves = layout.leaf_slice
-        return state.with_(estimate=est[leaves], variance=est_var[leaves])
+        model = ErrorModel(TreeNoise.levels(layout, level_var))
+        return state.with_(estimate=est[leaves], variance=est_var[leaves], uncertainty=model)
 
 
 def _final_variance(epsilon: Fraction, layout: TreeLayout, allocation: str) -> np.ndarray:
@@ -225,8 +230,12 @@ class TreeCutAbsolute(_TreeCut):
 
     def run(self, state: State, view: PrivateView | None) -> State:
         layout, final_var = self._setup(state)
-        cut = view.select(l1_selection(self.noise, layout, np.sqrt(final_var / 2), state.n))
-        return state.with_(notes={**state.notes, "tree": layout, "cut": cut})
+        selection = l1_selection(self.noise, layout, np.sqrt(final_var / 2), state.n)
+        if self.noise != "certified":
+            cut = view.select(selection)
+            return state.with_(notes={**state.notes, "tree": layout, "cut": cut})
+        cut, bound = select_groups(view, selection, layout)
+        return state.with_(notes={**state.notes, "tree": layout, "cut": cut, "split_bound": bound})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -271,8 +280,10 @@ class FrontierRelease(Block):
         sizes = layout.hi[groups] - layout.lo[groups]
         labels = np.repeat(np.arange(groups.size), sizes)
         per_bin = sizes[labels].astype(np.float64)
+        noise = TreeNoise(layout_tree(layout, var, leaves=cut))
         return state.with_(
             labels=labels,
             estimate=est[groups][labels] / per_bin,
             variance=est_var[groups][labels] / per_bin**2,
+            uncertainty=grouping_model(state.with_(labels=labels), noise, labels),
         )

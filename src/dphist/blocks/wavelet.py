@@ -9,6 +9,7 @@ import numpy as np
 from .._kernel import PrivateView
 from .._kernel.operators import SignedIntervalSums
 from .._numeric.wavelet import haar_intervals, haar_inverse, privelet_range_variance
+from ..uncertainty import ErrorModel, HaarNoise
 from .base import Block, State
 
 __all__ = ["HaarCoefficients"]
@@ -38,4 +39,5 @@ class HaarCoefficients(Block):
         lam = float(np.sqrt(m.variance / 2.0))
         bins = np.arange(state.n)
         variance = privelet_range_variance(state.n, bins, bins + 1, lam)
-        return state.with_(estimate=estimate, variance=variance)
+        model = ErrorModel(HaarNoise(state.n, m.variance))
+        return state.with_(estimate=estimate, variance=variance, uncertainty=model)

@@ -1,0 +1,157 @@
+"""A release's error model: standard errors and intervals for any range.
+
+:class:`ErrorModel` joins the exact noise of a release (:mod:`.noise`) and what is
+known of its bias (:mod:`.bias`). For a range ``[lo, hi)`` with estimate ``e``:
+
+* ``stderr = sqrt(noise variance + estimated squared bias + bias bound**2)``: exact for
+  unbiased releases; for grouping releases the bias is included as estimated, or at
+  its bound (then it bounds the root-mean-square error);
+* the ``1 - alpha`` interval is ``e -+ q`` with ``q`` the noise quantile (the exact tail
+  of one discrete draw where the range's noise is one draw, else normal) combined with
+  the bias: in quadrature with ``z`` times an estimated bias, plus a bias bound (noise
+  and bound at ``alpha/2`` each), or the bracket of the groups inside and around the
+  range (``alpha/2`` per side). Lower limits are clipped at 0: true counts never are
+  negative, so clipping never loses coverage.
+
+A model may withhold intervals (``withheld`` gives the reason): for methods whose
+error cannot be bounded from released values, or whose measured coverage fell short.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import DphistError
+from .bias import Bias, Bracket
+from .noise import NoiseModel
+from .tails import check_alpha, normal_quantile
+
+__all__ = ["ErrorModel", "NoErrorBarError", "workload_total"]
+
+STDERR_BETA = 0.05  # the failure probability of a bias bound inside a standard error
+
+
+class NoErrorBarError(DphistError):
+    """The release states no error bar (the reason says why)."""
+
+
+@dataclass(frozen=True, eq=False)
+class ErrorModel:
+    """Noise, bias and what the intervals cover; ``withheld`` the reason no error bars
+    are given (None when they are)."""
+
+    noise: NoiseModel | None
+    bias: Bias = field(default_factory=Bias)
+    withheld: str | None = None
+
+    @classmethod
+    def without(cls, reason: str) -> ErrorModel:
+        return cls(None, Bias(), reason)
+
+    @property
+    def n(self) -> int:
+        return self.noise.n
+
+    @property
+    def covers(self) -> str:
+        """What the standard errors and intervals account for, in words."""
+        if self.withheld is not None:
+            return "nothing: " + self.withheld
+        return self.bias.covers
+
+    @property
+    def exact(self) -> bool:
+        """True when the standard error is exact (the estimate is unbiased)."""
+        return self.withheld is None and self.bias.kind == "none"
+
+    def _check(self) -> None:
+        if self.withheld is not None:
+            raise NoErrorBarError(f"this release states no error bar: {self.withheld}")
+
+    def variance(self, lo, hi, prefix: np.ndarray) -> np.ndarray:
+        """Squared standard error of each range (see the module docstring)."""
+        self._check()
+        lo, hi = np.atleast_1d(lo), np.atleast_1d(hi)
+        var = self.noise.variance(lo, hi) + self.bias.variance(lo, hi)
+        if self.bias.kind == "bound":
+            var = var + self.bias.bound(lo, hi, STDERR_BETA) ** 2
+        elif self.bias.kind == "bracket":
+            inner, outer = self._hull_estimates(lo, hi, prefix)
+            est = prefix[hi] - prefix[lo]
+            var = var + np.maximum(est - inner, outer - est) ** 2
+        return var
+
+    def intervals(self, lo, hi, prefix: np.ndarray, alpha: object) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper ``1 - alpha`` limits for each range ``[lo, hi)``."""
+        self._check()
+        a = check_alpha(alpha)
+        lo, hi = np.atleast_1d(lo), np.atleast_1d(hi)
+        est = prefix[hi] - prefix[lo]
+        kind = self.bias.kind
+        if kind == "bracket":
+            lower, upper = self._bracket(lo, hi, prefix, a)
+        else:
+            share = a / 2.0 if kind == "bound" else a
+            half = self._noise_quantile(lo, hi, share)
+            if kind == "estimate":
+                half = np.sqrt(half**2 + normal_quantile(a) ** 2 * self.bias.variance(lo, hi))
+            elif kind == "bound":
+                half = half + self.bias.bound(lo, hi, a / 2.0)
+            lower, upper = est - half, est + half
+        empty = lo >= hi
+        return np.where(empty, 0.0, np.maximum(lower, 0.0)), np.where(empty, 0.0, np.maximum(upper, 0.0))
+
+    def _noise_quantile(self, lo, hi, alpha: float) -> np.ndarray:
+        q = normal_quantile(alpha) * np.sqrt(self.noise.variance(lo, hi))
+        coef = self.noise.single(lo, hi)
+        if self.noise.tail is not None and np.any(coef > 0):
+            q = np.where(coef > 0, coef * self.noise.tail.quantile(alpha), q)
+        return q
+
+    def _hull_estimates(self, lo, hi, prefix) -> tuple[np.ndarray, np.ndarray]:
+        ilo, ihi, olo, ohi = self.bias.groups.hull(lo, hi)
+        return prefix[ihi] - prefix[ilo], prefix[ohi] - prefix[olo]
+
+    def _bracket(self, lo, hi, prefix, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+        assert isinstance(self.bias, Bracket)
+        ilo, ihi, olo, ohi = self.bias.groups.hull(lo, hi)
+        inner, outer = prefix[ihi] - prefix[ilo], prefix[ohi] - prefix[olo]
+        lower = np.where(ihi > ilo, inner - self._noise_quantile(ilo, ihi, alpha), 0.0)
+        return lower, outer + self._noise_quantile(olo, ohi, alpha)
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-safe summary for a release's files."""
+        return {
+            "error_bars": self.withheld is None,
+            "covers": self.covers,
+            "exact": self.exact,
+        }
+
+
+def workload_total(noise: NoiseModel, workload: Any) -> float:
+    """Summed noise variance over every query of a :mod:`dphist.workloads` workload,
+    without listing the queries where the workload has a closed form: all ranges from
+    the prefix variances and the variance of their sum (``(n + 1) sum_k Var(P_k) -
+    Var(sum_k P_k)``), prefixes from their variances, windows per length in ``O(n)``
+    range variances; explicit intervals one by one."""
+    from ..workloads import AllRanges, Prefix, Windows
+
+    n = noise.n
+    k = np.arange(n + 1, dtype=np.int64)
+    if isinstance(workload, AllRanges | Prefix):
+        prefix_var = noise.variance(np.zeros(n + 1, dtype=np.int64), k)
+        if isinstance(workload, Prefix):
+            return float(prefix_var.sum())
+        weights = (n - np.arange(n)).astype(np.float64)  # sum_k P_k = sum_i (n - i) x_i
+        return float((n + 1) * prefix_var.sum() - noise.functional_variance(weights))
+    if isinstance(workload, Windows):
+        total = 0.0
+        for length in workload.lengths:
+            start = np.arange(n - length + 1, dtype=np.int64)
+            total += float(noise.variance(start, start + length).sum())
+        return total
+    lo, hi = workload.intervals()
+    return float(noise.variance(lo, hi).sum())
