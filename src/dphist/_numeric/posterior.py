@@ -38,11 +38,13 @@ from ..errors import ValidationError
 __all__ = [
     "LevelFactors",
     "TreeFactors",
-    "level_factors",
     "functional_variance",
     "group_range_sums",
+    "level_factors",
     "level_range_variances",
+    "range_fourth_cumulants",
     "range_variances",
+    "subtree_kurtosis",
     "tree_factors",
 ]
 
@@ -55,15 +57,16 @@ class TreeFactors:
     ``lo``, ``hi``: node intervals; ``ptr``, ``kids``: children in CSR form (leaves
     have none); ``w``, ``W``, ``cw``: per node, the subtree variance, the children's
     summed ``w`` (0 for a leaf) and the summed ``w`` of its earlier siblings;
-    ``phi``: prefix sums (length ``n + 1``) of each bin's share of its leaf's total.
+    ``phi``: prefix sums (length ``n + 1``) of each bin's share of its leaf's total;
+    ``var``: the measurement variances (``inf``: unmeasured).
     """
 
-    __slots__ = ("W", "cw", "hi", "kids", "lo", "n", "phi", "ptr", "w")
+    __slots__ = ("W", "cw", "hi", "kids", "lo", "n", "phi", "ptr", "var", "w")
 
-    def __init__(self, n, lo, hi, ptr, kids, w, big_w, cw, phi):
+    def __init__(self, n, lo, hi, ptr, kids, w, big_w, cw, phi, var):
         self.n = int(n)
         self.lo, self.hi, self.ptr, self.kids = lo, hi, ptr, kids
-        self.w, self.W, self.cw, self.phi = w, big_w, cw, phi
+        self.w, self.W, self.cw, self.phi, self.var = w, big_w, cw, phi, var
 
     @property
     def root_variance(self) -> float:
@@ -103,7 +106,7 @@ def tree_factors(
         shares = 1.0 / (hi[leaf_of] - lo[leaf_of]).astype(np.float64)
     phi = np.zeros(n + 1)
     np.cumsum(shares, out=phi[1:])
-    return TreeFactors(n, lo, hi, ptr, kids, w, big_w, cw, phi)
+    return TreeFactors(n, lo, hi, ptr, kids, w, big_w, cw, phi, var)
 
 
 @njit(cache=True)
@@ -395,9 +398,10 @@ def group_range_sums(
     bound: np.ndarray,
     lo: np.ndarray,
     hi: np.ndarray,
+    quart: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """For each range, with ``c_g`` the number of its bins in group ``g`` (size
-    ``s_g``): ``sum_g quad_g c_g**2 + mixed_g c_g (s_g - c_g)`` and
+    ``s_g``): ``sum_g quad_g c_g**2 + mixed_g c_g (s_g - c_g) + quart_g c_g**4`` and
     ``sum_g bound_g [0 < c_g < s_g]`` (the groups it cuts). Groups may be scattered
     over the bins. Mo's ordering: ``O((n + Q) sqrt(n))`` for ``Q`` ranges.
     """
@@ -410,20 +414,14 @@ def group_range_sums(
         (lo // block) % 2 == 0, hi, labels.size - hi
     )
     order = np.argsort(key, kind="stable")
-    return _mo(
-        labels,
-        sizes,
-        np.ascontiguousarray(quad, dtype=np.float64),
-        np.ascontiguousarray(mixed, dtype=np.float64),
-        np.ascontiguousarray(bound, dtype=np.float64),
-        lo,
-        hi,
-        order,
+    coef = np.stack([quad, mixed, np.zeros(sizes.size) if quart is None else quart, bound]).astype(
+        np.float64
     )
+    return _mo(labels, sizes, np.ascontiguousarray(coef), lo, hi, order)
 
 
 @njit(cache=True)
-def _mo(labels, sizes, quad, mixed, bound, qlo, qhi, order):  # pragma: no cover - compiled
+def _mo(labels, sizes, coef, qlo, qhi, order):  # pragma: no cover - compiled
     count = np.zeros(sizes.size, dtype=np.int64)
     out_q = np.empty(qlo.size)
     out_b = np.empty(qlo.size)
@@ -434,16 +432,16 @@ def _mo(labels, sizes, quad, mixed, bound, qlo, qhi, order):  # pragma: no cover
         q = order[t]
         a, b = qlo[q], qhi[q]
         while cur_hi < b:
-            sq, sb = _step(labels[cur_hi], 1, count, sizes, quad, mixed, bound, sq, sb)
+            sq, sb = _step(labels[cur_hi], 1, count, sizes, coef, sq, sb)
             cur_hi += 1
         while cur_lo > a:
             cur_lo -= 1
-            sq, sb = _step(labels[cur_lo], 1, count, sizes, quad, mixed, bound, sq, sb)
+            sq, sb = _step(labels[cur_lo], 1, count, sizes, coef, sq, sb)
         while cur_hi > b:
             cur_hi -= 1
-            sq, sb = _step(labels[cur_hi], -1, count, sizes, quad, mixed, bound, sq, sb)
+            sq, sb = _step(labels[cur_hi], -1, count, sizes, coef, sq, sb)
         while cur_lo < a:
-            sq, sb = _step(labels[cur_lo], -1, count, sizes, quad, mixed, bound, sq, sb)
+            sq, sb = _step(labels[cur_lo], -1, count, sizes, coef, sq, sb)
             cur_lo += 1
         out_q[q] = max(sq, 0.0)
         out_b[q] = max(sb, 0.0)
@@ -451,12 +449,170 @@ def _mo(labels, sizes, quad, mixed, bound, qlo, qhi, order):  # pragma: no cover
 
 
 @njit(cache=True)
-def _step(g, delta, count, sizes, quad, mixed, bound, sq, sb):  # pragma: no cover
+def _step(g, delta, count, sizes, coef, sq, sb):  # pragma: no cover - compiled
     c, s = count[g], sizes[g]
-    before_q = quad[g] * c * c + mixed[g] * c * (s - c)
-    before_b = bound[g] if 0 < c < s else 0.0
+    before_b = coef[3, g] if 0 < c < s else 0.0
+    x = float(c)
+    before_q = coef[0, g] * x * x + coef[1, g] * x * (s - x) + coef[2, g] * x * x * x * x
     c += delta
     count[g] = c
-    after_q = quad[g] * c * c + mixed[g] * c * (s - c)
-    after_b = bound[g] if 0 < c < s else 0.0
+    after_b = coef[3, g] if 0 < c < s else 0.0
+    x = float(c)
+    after_q = coef[0, g] * x * x + coef[1, g] * x * (s - x) + coef[2, g] * x * x * x * x
     return sq + after_q - before_q, sb + after_b - before_b
+
+
+# --------------------------------------------------------------------------- fourth cumulants
+
+
+def subtree_kurtosis(f: TreeFactors, kappa: np.ndarray) -> np.ndarray:
+    """``G_u = kappa_u + sum_c g_c**4 G_c`` per node: the summed ``kappa`` of ``u``'s
+    subtree, each node weighted by the fourth power of its gain from ``u`` (``kappa_v =
+    kappa4_v / var_v**4``, the measurement's fourth cumulant over its variance**4; 0
+    for an unmeasured node)."""
+    return _subtree_g(f.ptr, f.kids, f.w, f.W, np.ascontiguousarray(kappa, dtype=np.float64))
+
+
+@njit(cache=True)
+def _subtree_g(ptr, kids, w, big_w, kappa):  # pragma: no cover - compiled
+    m = w.size
+    g = np.empty(m)
+    for v in range(m - 1, -1, -1):
+        s = kappa[v]
+        for j in range(ptr[v], ptr[v + 1]):
+            c = kids[j]
+            r = w[c] / big_w[v]
+            s += r * r * r * r * g[c]
+        g[v] = s
+    return g
+
+
+def range_fourth_cumulants(
+    f: TreeFactors, kappa: np.ndarray, big_g: np.ndarray, lo: np.ndarray, hi: np.ndarray
+) -> np.ndarray:
+    """Fourth cumulant of the noise of each range's estimate: ``sum_v c_v**4 kappa4_v``
+    over the measurements, ``c_v = Cov(T_v, R) / var_v`` the GLS weight of ``v``'s
+    measurement. A node's covariance with a prefix ``Q(k)`` follows the path to ``k``
+    (``Cov(T_u, Q) = g_u C + w_u ([u left of the path] - h)`` for a child ``u`` of a path
+    node with covariance ``C``); off the two endpoint paths a subtree's covariances are
+    its root's times the gains down the tree, so each hanging subtree costs one term
+    (``big_g`` from :func:`subtree_kurtosis`). ``O(depth * fan-out)`` per range."""
+    lo = np.ascontiguousarray(lo, dtype=np.int64)
+    hi = np.ascontiguousarray(hi, dtype=np.int64)
+    return _k4_ranges(f.lo, f.ptr, f.kids, f.w, f.W, f.cw, f.phi, f.n, kappa, big_g, lo, hi)
+
+
+@njit(cache=True)
+def _down(path, d, h, w, big_w, cw, root, big_c, gain):  # pragma: no cover - compiled
+    """Top-down along a path: ``big_c[j] = Cov(T_{path[j]}, Q(k))`` and ``gain[j]`` the
+    product of the gains from the root (posterior variances P and the covariance A of
+    a path node with the bins left of it, recursively)."""
+    p = root
+    a = 0.0
+    big_c[0] = h[0] * p
+    gain[0] = 1.0
+    for j in range(1, d):
+        v, c = path[j - 1], path[j]
+        g = w[c] / big_w[v]
+        a = g * (a + p * cw[c] / big_w[v]) - w[c] * cw[c] / big_w[v]
+        p = g * g * p + w[c] - w[c] * w[c] / big_w[v]
+        big_c[j] = a + h[j] * p
+        gain[j] = gain[j - 1] * g
+
+
+@njit(cache=True)
+def _k4_ranges(lo_nodes, ptr, kids, w, big_w, cw, phi, n, kappa, big_g, qlo, qhi):
+    # pragma: no cover - compiled
+    out = np.empty(qlo.size)
+    pa = np.empty(_MAX_DEPTH, dtype=np.int64)
+    pb = np.empty(_MAX_DEPTH, dtype=np.int64)
+    ha, hb = np.empty(_MAX_DEPTH), np.empty(_MAX_DEPTH)
+    ta, tb = np.empty(_MAX_DEPTH), np.empty(_MAX_DEPTH)
+    ca, cb = np.empty(_MAX_DEPTH), np.empty(_MAX_DEPTH)
+    ga, gb = np.empty(_MAX_DEPTH), np.empty(_MAX_DEPTH)
+    root = w[0]
+    for q in range(qlo.size):
+        a, b = qlo[q], qhi[q]
+        if a >= b:
+            out[q] = 0.0
+            continue
+        if a == 0 and b == n:
+            out[q] = root**4 * big_g[0]
+            continue
+        whole = b == n  # Q(n) is the root total: h = 1 on a's path, every child inside
+        if a == 0:  # R = Q(b) - Q(0): follow b's path, the other prefix is empty
+            a, b = b, 0
+        da = _path(lo_nodes, ptr, kids, a, pa)
+        _lift(pa, da, phi[a] - phi[lo_nodes[pa[da - 1]]], w, big_w, cw, ha, ta)
+        _down(pa, da, ha, w, big_w, cw, root, ca, ga)
+        if whole or b == 0:
+            db = da
+            for j in range(da):
+                pb[j] = pa[j]
+                hb[j] = 1.0 if whole else 0.0
+                cb[j] = ga[j] * root if whole else 0.0
+                gb[j] = ga[j]
+            m = da - 1
+        else:
+            db = _path(lo_nodes, ptr, kids, b, pb)
+            _lift(pb, db, phi[b] - phi[lo_nodes[pb[db - 1]]], w, big_w, cw, hb, tb)
+            _down(pb, db, hb, w, big_w, cw, root, cb, gb)
+            m = 0
+            while m + 1 < da and m + 1 < db and pa[m + 1] == pb[m + 1]:
+                m += 1
+        s = 0.0
+        fixed_b = whole or b == 0  # every child inside Q(n), none inside Q(0)
+        for j in range(m + 1):  # common path nodes and their other children
+            v = pa[j]
+            s += (cb[j] - ca[j]) ** 4 * kappa[v]
+            nxt_a = pa[j + 1] if j + 1 < da else -1
+            nxt_b = pb[j + 1] if j + 1 < db else -1
+            left_a, left_b = 1.0, 0.0 if b == 0 else 1.0
+            for i in range(ptr[v], ptr[v + 1]):
+                u = kids[i]
+                if u == nxt_a:
+                    left_a = 0.0
+                if u == nxt_b and not fixed_b:
+                    left_b = 0.0
+                if u in (nxt_a, nxt_b):
+                    continue
+                g = w[u] / big_w[v]
+                cov_a = g * ca[j] + w[u] * (left_a - ha[j])
+                cov_b = g * cb[j] + w[u] * (left_b - hb[j])
+                s += (cov_b - cov_a) ** 4 * big_g[u]
+        if m + 1 < da and not fixed_b:  # below the split
+            v = pa[m]
+            ua, ub = pa[m + 1], pb[m + 1]
+            # the other endpoint's covariance with each side's top node
+            b_side = w[ua] / big_w[v] * cb[m] + w[ua] * (1.0 - hb[m])
+            a_side = w[ub] / big_w[v] * ca[m] - w[ub] * ha[m]
+            s += _side(pa, da, m, ptr, kids, w, big_w, kappa, big_g, ca, ha, b_side)
+            s += _side(pb, db, m, ptr, kids, w, big_w, kappa, big_g, cb, hb, a_side)
+        out[q] = s
+    return out
+
+
+@njit(cache=True)
+def _side(path, d, m, ptr, kids, w, big_w, kappa, big_g, own_c, own_h, other):
+    # pragma: no cover - compiled
+    """Fourth powers below the split on one endpoint's path: its own covariances from
+    the path formulas, the other endpoint's through the side's top node (``other``)."""
+    s = 0.0
+    prod = 1.0
+    for j in range(m + 1, d):
+        v = path[j]
+        if j > m + 1:
+            prod *= w[v] / big_w[path[j - 1]]
+        s += (prod * other - own_c[j]) ** 4 * kappa[v]
+        if j + 1 < d:
+            nxt = path[j + 1]
+            left = 1.0
+            for i in range(ptr[v], ptr[v + 1]):
+                u = kids[i]
+                if u == nxt:
+                    left = 0.0
+                    continue
+                g = w[u] / big_w[v]
+                own = g * own_c[j] + w[u] * (left - own_h[j])
+                s += (g * prod * other - own) ** 4 * big_g[u]
+    return s

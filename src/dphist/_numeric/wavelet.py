@@ -44,6 +44,7 @@ __all__ = [
     "haar_sensitivity",
     "haar_size",
     "haar_weights",
+    "privelet_range_moment",
     "privelet_range_variance",
 ]
 
@@ -169,7 +170,6 @@ def haar_inverse_adjoint(a: ArrayLike, n: int) -> np.ndarray:
     g = np.asarray(a, dtype=np.float64)
     if g.shape != (n,):
         raise ValidationError(f"a must have {n} entries, got shape {g.shape}")
-    m = haar_depth(n)
     counts = haar_level_counts(n)  # root level first
     out = np.empty(haar_size(n))
     end = out.size
@@ -196,6 +196,14 @@ def privelet_range_variance(n: int, lo: ArrayLike, hi: ArrayLike, lam: float) ->
     two per level). ``lo`` and ``hi`` broadcast (half-open, ``0 <= lo < hi <= n``);
     time ``O(m)`` per range.
     """
+    return 2.0 * float(lam) ** 2 * privelet_range_moment(n, lo, hi, 2)
+
+
+def privelet_range_moment(n: int, lo: ArrayLike, hi: ArrayLike, power: int) -> np.ndarray:
+    """``sum_c |w_c|**power`` over the coefficients ``c``, ``w_c`` the weight of
+    coefficient ``c`` in the Privelet answer to ``sum(x[lo:hi])`` (see
+    :func:`privelet_range_variance`, which is ``2 lam**2`` times the ``power = 2`` sum).
+    ``O(m)`` per range."""
     n = _check_n(n)
     lo_a, hi_a = np.broadcast_arrays(np.asarray(lo), np.asarray(hi))
     if lo_a.dtype.kind not in "iu" or hi_a.dtype.kind not in "iu":
@@ -205,7 +213,7 @@ def privelet_range_variance(n: int, lo: ArrayLike, hi: ArrayLike, lam: float) ->
         raise ValidationError(f"ranges must satisfy 0 <= lo < hi <= n={n}")
     m = haar_depth(n)
     length = (hi_a - lo_a).astype(np.float64)
-    total = (length / float(1 << m)) ** 2
+    total = (length / float(1 << m)) ** power
 
     def signed_overlap(start: np.ndarray, width: int) -> np.ndarray:
         half = width // 2
@@ -217,6 +225,6 @@ def privelet_range_variance(n: int, lo: ArrayLike, hi: ArrayLike, lam: float) ->
         width = 1 << lev
         first = (lo_a // width) * width
         last = ((hi_a - 1) // width) * width
-        total = total + signed_overlap(first, width) ** 2
-        total = total + np.where(last != first, signed_overlap(last, width) ** 2, 0.0)
-    return 2.0 * float(lam) ** 2 * total
+        total = total + np.abs(signed_overlap(first, width)) ** power
+        total = total + np.where(last != first, np.abs(signed_overlap(last, width)) ** power, 0.0)
+    return total

@@ -18,8 +18,8 @@ from .._numeric.segment import labels_from_starts
 from ..errors import CompositionError
 from ..uncertainty import GroupNoise, ScatteredNoise
 from .base import Block, State, to_original_order, weighting_variance
-from .error_bars import grouping_model
 from .constraints import Options, rules
+from .error_bars import grouping_model
 
 __all__ = ["BucketPartition", "WeightedAverage"]
 

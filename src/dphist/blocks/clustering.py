@@ -19,8 +19,8 @@ from .._numeric.segment import labels_from_starts, segment
 from ..errors import CompositionError
 from ..uncertainty import GroupNoise
 from .base import Block, State
-from .error_bars import grouping_model
 from .constraints import Interval, Options, rules
+from .error_bars import grouping_model
 from .smoothing import equivalent_epsilon
 
 __all__ = [

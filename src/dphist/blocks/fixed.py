@@ -18,8 +18,8 @@ from .._numeric.greedyh import (
 from ..errors import CompositionError
 from ..uncertainty import TreeNoise
 from .base import Block, State, weighting_variance
-from .error_bars import grouping_model
 from .constraints import Options, rules
+from .error_bars import grouping_model
 
 __all__ = ["FixedQueries"]
 
@@ -35,8 +35,9 @@ class FixedQueries(Block):
     2017, §4 and §5.2. The workload's Gram matrix reduced to the groups comes from
     closed forms and is kept implicit (``O(|G|)`` numbers); GreedyH picks a weighted
     tree of range queries over the groups, and least squares on that tree (weighted by
-    each answer's exact noise variance) gives the group totals and their variances. No ``|G| x |G|`` matrix is built (time
-    ``O(N + |G| log |G|)``, memory ``O(N)``), so the number of groups is not limited.
+    each answer's exact noise variance) gives the group totals and their variances. No
+    ``|G| x |G|`` matrix is built (time ``O(N + |G| log |G|)``, memory ``O(N)``), so the
+    number of groups is not limited.
     Privacy: the groups are public (released earlier); the strategy's queries are
     interval sums with weights, and the kernel computes their exact weighted coverage
     (1 when the weights along every root-to-leaf path sum to 1) and scales each

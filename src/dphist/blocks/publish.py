@@ -32,8 +32,13 @@ class NoisyBins(Block):
         noisy = m.values.astype(np.float64)
         n = state.n
         model = ErrorModel(GroupNoise(n, np.arange(n), m.variance, tail_of(m, view)))
+        notes = {**state.notes, "first_stage": (noisy, model)}
         return state.with_(
-            noisy=noisy, estimate=noisy, variance=np.full(n, m.variance), uncertainty=model
+            noisy=noisy,
+            estimate=noisy,
+            variance=np.full(n, m.variance),
+            uncertainty=model,
+            notes=notes,
         )
 
 

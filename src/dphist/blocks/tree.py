@@ -23,7 +23,7 @@ from ..errors import CompositionError
 from ..uncertainty import ErrorModel, TreeNoise, layout_tree
 from .base import Block, State, weighting_variance
 from .constraints import AnyOf, Interval, Options, rules
-from .error_bars import grouping_model, select_groups
+from .error_bars import grouping_model, law_of, select_groups
 from .smoothing import NOISE_MODES, l1_selection
 
 __all__ = [
@@ -111,7 +111,7 @@ class Hierarchy(Block):
         var = np.repeat(variances, layout.level_counts)
         est, est_var = consistency(layout, y, var, return_var=True)
         leaves = layout.leaf_slice
-        model = ErrorModel(TreeNoise.levels(layout, variances))
+        model = ErrorModel(TreeNoise.levels(layout, variances, law_of(view)))
         return state.with_(estimate=est[leaves], variance=est_var[leaves], uncertainty=model)
 
 
@@ -155,7 +155,7 @@ class OptimizedHierarchy(Block):
             y[idx], var[idx], level_var[lev] = vals, v, v
         est, est_var = consistency(layout, y, var, return_var=True)
         leaves = layout.leaf_slice
-        model = ErrorModel(TreeNoise.levels(layout, level_var))
+        model = ErrorModel(TreeNoise.levels(layout, level_var, law_of(view)))
         return state.with_(estimate=est[leaves], variance=est_var[leaves], uncertainty=model)
 
 
@@ -280,7 +280,7 @@ class FrontierRelease(Block):
         sizes = layout.hi[groups] - layout.lo[groups]
         labels = np.repeat(np.arange(groups.size), sizes)
         per_bin = sizes[labels].astype(np.float64)
-        noise = TreeNoise(layout_tree(layout, var, leaves=cut))
+        noise = TreeNoise(layout_tree(layout, var, leaves=cut), law=law_of(view))
         return state.with_(
             labels=labels,
             estimate=est[groups][labels] / per_bin,

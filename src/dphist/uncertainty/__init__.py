@@ -5,7 +5,16 @@ public facts and released values only (:mod:`.noise`, :mod:`.bias`); a
 :class:`~dphist.Release` answers ``stderr``, ``range_stderr`` and ``interval`` from it.
 """
 
-from .bias import Bias, Bracket, Groups, NoBias, SplitBound, WithinGroups, within_variance
+from .bias import (
+    Bias,
+    Bracket,
+    FirstStage,
+    Groups,
+    NoBias,
+    SplitBound,
+    WithinGroups,
+    within_variance,
+)
 from .model import ErrorModel, NoErrorBarError, workload_total
 from .noise import GroupNoise, HaarNoise, NoiseModel, ScatteredNoise, TreeNoise, layout_tree
 from .tails import Tail, check_alpha, normal_quantile
@@ -14,6 +23,7 @@ __all__ = [
     "Bias",
     "Bracket",
     "ErrorModel",
+    "FirstStage",
     "GroupNoise",
     "Groups",
     "HaarNoise",

@@ -14,12 +14,17 @@ ways to account for it, each from public facts and released values only:
   with high probability: half its L1 deviation (or its count) is below
   ``theta + depth * delta + q`` except with probability ``beta``, and half the L1
   deviation bounds the bias of any part of the group.
-* :class:`WithinGroups`: the variance of the true counts inside each group, estimated
-  from the first-stage noisy counts the method released (``SSE / (s - 1)`` less their
-  noise variance for a grouping by position; plus it for a grouping of sorted noisy
-  counts, where the counts of a group are alike only through their noise); a range
-  cutting ``c`` of a group's ``s`` bins gets ``c (s - c) / (s - 1)`` times it
-  (sampling without replacement). An estimate, checked by measured coverage.
+* :class:`FirstStage`: a method that first measured every bin (S2, the ordering and
+  sorting methods) released those noisy counts to itself; their sum over a range is
+  the true sum plus noise of exactly known law, whatever was done with them after. The
+  interval comes from them (intersected with the bracket where groups are contiguous,
+  each at ``alpha/2``): valid by construction, though not centred on the estimate, and
+  as wide as the first stage's budget allows. The standard error of the estimate adds
+  :class:`WithinGroups`: the variance of the true counts inside each group estimated
+  from the same noisy counts (``SSE / (s - 1)`` less their noise variance for a
+  grouping by position; plus it for a grouping of sorted noisy counts, where the counts
+  of a group are alike only through their noise); a range cutting ``c`` of a group's
+  ``s`` bins gets ``c (s - c) / (s - 1)`` times it (sampling without replacement).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from .tails import Tail
 __all__ = [
     "Bias",
     "Bracket",
+    "FirstStage",
     "Groups",
     "NoBias",
     "SplitBound",
@@ -54,11 +60,14 @@ class Groups:
         change = np.flatnonzero(np.diff(self.labels)) + 1
         starts = np.concatenate(([0], change))
         self.contiguous = bool(
-            starts.size == self.sizes.size and np.array_equal(self.labels[starts], np.arange(starts.size))
+            starts.size == self.sizes.size
+            and np.array_equal(self.labels[starts], np.arange(starts.size))
         )
         self.starts = starts if self.contiguous else None
 
-    def cut_sums(self, lo, hi, mixed: np.ndarray, bound: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def cut_sums(
+        self, lo, hi, mixed: np.ndarray, bound: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Per range: ``sum_g mixed_g c_g (s_g - c_g)`` and ``sum_{g cut} bound_g``."""
         lo, hi = np.atleast_1d(lo).astype(np.int64), np.atleast_1d(hi).astype(np.int64)
         if not self.contiguous:
@@ -179,7 +188,32 @@ class Bracket(Bias):
         self.groups = groups
 
 
-def within_variance(noisy: np.ndarray, labels: np.ndarray, noise: float, sorted_: bool) -> np.ndarray:
+class FirstStage(Bias):
+    """Intervals from the first-stage noisy counts ``values`` (original bin order) and
+    their exact error model ``model``; the bracket of ``groups`` when contiguous; the
+    standard error from ``within`` (see the module docstring)."""
+
+    kind = "first_stage"
+    covers = (
+        "the true counts: intervals from the first-stage noisy counts the method released "
+        "(exact), within the bracket of its groups where they are contiguous; the standard "
+        "error adds the grouping bias estimated from those counts to the noise"
+    )
+
+    def __init__(self, values: np.ndarray, model, within: WithinGroups):
+        self.prefix = np.concatenate(([0.0], np.cumsum(np.asarray(values, dtype=np.float64))))
+        self.model = model
+        self.within = within
+        groups = within.groups
+        self.groups = groups if groups.contiguous else None
+
+    def variance(self, lo, hi):
+        return self.within.variance(lo, hi)
+
+
+def within_variance(
+    noisy: np.ndarray, labels: np.ndarray, noise: float, sorted_: bool
+) -> np.ndarray:
     """Per group, the estimated variance of the true counts (see the module docstring):
     the sample variance of the released noisy counts ``noisy`` of its bins less their
     noise variance ``noise`` (grouping by position, floored at 0) or plus it (grouping

@@ -10,8 +10,9 @@ known of its bias (:mod:`.bias`). For a range ``[lo, hi)`` with estimate ``e``:
   of one discrete draw where the range's noise is one draw, else normal) combined with
   the bias: in quadrature with ``z`` times an estimated bias, plus a bias bound (noise
   and bound at ``alpha/2`` each), or the bracket of the groups inside and around the
-  range (``alpha/2`` per side). Lower limits are clipped at 0: true counts never are
-  negative, so clipping never loses coverage.
+  range (``alpha/2`` per side). Lower limits below 0 rise to 0 (true counts never are
+  negative, so this never changes whether an interval holds the truth); an upper
+  limit is never raised, which would.
 
 A model may withhold intervals (``withheld`` gives the reason): for methods whose
 error cannot be bounded from released values, or whose measured coverage fell short.
@@ -25,9 +26,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import DphistError
-from .bias import Bias, Bracket
+from .bias import Bias
 from .noise import NoiseModel
-from .tails import check_alpha, normal_quantile
+from .tails import check_alpha, mixed_factor, normal_quantile
 
 __all__ = ["ErrorModel", "NoErrorBarError", "workload_total"]
 
@@ -93,6 +94,15 @@ class ErrorModel:
         kind = self.bias.kind
         if kind == "bracket":
             lower, upper = self._bracket(lo, hi, prefix, a)
+        elif kind == "first_stage":
+            lower, upper = self._first_stage(lo, hi, prefix, a)
+        elif kind == "bound" and self.bias.groups.contiguous:
+            # the split's bound and the bracket both hold: their meet, alpha/2 each
+            half = self._noise_quantile(lo, hi, a / 4.0) + self.bias.bound(lo, hi, a / 4.0)
+            b_lo, b_hi = self._bracket(lo, hi, prefix, a / 2.0)
+            lower, upper = np.maximum(est - half, b_lo), np.minimum(est + half, b_hi)
+            ok = lower <= upper  # disjoint only when one of them missed
+            lower, upper = np.where(ok, lower, est - half), np.where(ok, upper, est + half)
         else:
             share = a / 2.0 if kind == "bound" else a
             half = self._noise_quantile(lo, hi, share)
@@ -101,11 +111,20 @@ class ErrorModel:
             elif kind == "bound":
                 half = half + self.bias.bound(lo, hi, a / 2.0)
             lower, upper = est - half, est + half
+        # true counts are never negative: a lower limit below 0 rises to 0, which never
+        # changes whether the interval holds the truth (an interval wholly below 0 is
+        # left as it is: it holds nothing either way)
+        lower = np.where(upper >= 0.0, np.maximum(lower, 0.0), lower)
         empty = lo >= hi
-        return np.where(empty, 0.0, np.maximum(lower, 0.0)), np.where(empty, 0.0, np.maximum(upper, 0.0))
+        return np.where(empty, 0.0, lower), np.where(empty, 0.0, upper)
 
     def _noise_quantile(self, lo, hi, alpha: float) -> np.ndarray:
-        q = normal_quantile(alpha) * np.sqrt(self.noise.variance(lo, hi))
+        var = self.noise.variance(lo, hi)
+        k4 = self.noise.fourth_cumulant(lo, hi)
+        kurtosis = np.where(var > 0, k4 / np.where(var > 0, var, 1.0) ** 2, 0.0)
+        q = mixed_factor(alpha, kurtosis) * np.sqrt(var)
+        # an integer error within q is within the integer nearest q - 1/2 (continuity)
+        q = np.where(self.noise.integral(lo, hi), np.maximum(np.ceil(q - 0.5), 0.0), q)
         coef = self.noise.single(lo, hi)
         if self.noise.tail is not None and np.any(coef > 0):
             q = np.where(coef > 0, coef * self.noise.tail.quantile(alpha), q)
@@ -115,8 +134,17 @@ class ErrorModel:
         ilo, ihi, olo, ohi = self.bias.groups.hull(lo, hi)
         return prefix[ihi] - prefix[ilo], prefix[ohi] - prefix[olo]
 
+    def _first_stage(self, lo, hi, prefix, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+        first = self.bias
+        if first.groups is None:
+            return first.model.intervals(lo, hi, first.prefix, alpha)
+        lower, upper = first.model.intervals(lo, hi, first.prefix, alpha / 2.0)
+        b_lo, b_hi = self._bracket(lo, hi, prefix, alpha / 2.0)
+        meet_lo, meet_hi = np.maximum(lower, b_lo), np.minimum(upper, b_hi)
+        ok = meet_lo <= meet_hi  # disjoint only when one of them missed
+        return np.where(ok, meet_lo, lower), np.where(ok, meet_hi, upper)
+
     def _bracket(self, lo, hi, prefix, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-        assert isinstance(self.bias, Bracket)
         ilo, ihi, olo, ohi = self.bias.groups.hull(lo, hi)
         inner, outer = prefix[ihi] - prefix[ilo], prefix[ohi] - prefix[olo]
         lower = np.where(ihi > ilo, inner - self._noise_quantile(ilo, ihi, alpha), 0.0)
