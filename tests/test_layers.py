@@ -32,6 +32,7 @@ ALLOWED: dict[str, set[str]] = {
     "uncertainty": {"errors", "_numeric", "workloads"},
     "release": {"errors", "_kernel", "uncertainty"},
     "session": {"errors", "_kernel", "methods", "guarantee", "release", "definitions"},
+    "accuracy": {"errors", "methods", "session", "uncertainty", "workloads"},
     "groupsize": {"errors", "_kernel", "_numeric", "guarantee"},
     "ingest": {"errors", "_kernel", "groupsize"},
     "records": {"errors", "_kernel", "ingest", "methods", "release", "session"},
@@ -42,16 +43,17 @@ ALLOWED: dict[str, set[str]] = {
     "synthetic": {"errors"},
     "resources": {"errors"},
     "cli": {
-        "errors", "_kernel", "export", "groupsize", "ingest", "methods", "plot", "release",
-        "resources", "session", "synthetic", "__init__", "lab",
+        "errors", "_kernel", "accuracy", "export", "groupsize", "ingest", "methods", "plot",
+        "release", "resources", "session", "synthetic", "uncertainty", "__init__", "lab",
     },
     "lab": {
         "errors", "_io", "_kernel", "_numeric", "blocks", "methods", "session", "release",
         "datasets", "synthetic", "metrics", "workloads", "groupsize", "plot", "__init__",
     },
     "__init__": {
-        "errors", "_kernel", "datasets", "definitions", "export", "groupsize", "ingest",
-        "methods", "metrics", "records", "release", "session", "synthetic", "workloads",
+        "errors", "_kernel", "accuracy", "datasets", "definitions", "export", "groupsize",
+        "ingest", "methods", "metrics", "records", "release", "session", "synthetic",
+        "uncertainty", "workloads",
     },
     "__main__": {"cli"},
 }

@@ -90,6 +90,9 @@ class Block:
     #: True when the block is right under zero-concentrated DP too: its measurements
     #: need no Laplace-specific planning (the kernel adds Gaussian noise there).
     zcdp: ClassVar[bool] = False
+    #: True when the block alone publishes an unbiased estimate whose noise does not
+    #: depend on the data: its error is known before release (``dphist.accuracy``).
+    unbiased: ClassVar[bool] = False
     constraints: ClassVar[Mapping[str, Constraint]] = {}
     optional: ClassVar[frozenset[str]] = frozenset()
 

@@ -25,6 +25,7 @@ class NoisyBins(Block):
 
     label = "noisy_bins"
     zcdp = True
+    unbiased = True
     spends = True
 
     def run(self, state: State, view: PrivateView | None) -> State:

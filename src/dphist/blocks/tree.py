@@ -95,6 +95,7 @@ class Hierarchy(Block):
 
     label = "tree"
     zcdp = True
+    unbiased = True
     spends = True
     constraints = TREE
     fanout: object = 16
@@ -133,6 +134,7 @@ class OptimizedHierarchy(Block):
 
     label = "tree"
     zcdp = True
+    unbiased = True
     spends = True
     constraints = rules(workload=Options(*WORKLOADS))
     workload: str = "all"

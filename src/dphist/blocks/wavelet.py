@@ -31,6 +31,7 @@ class HaarCoefficients(Block):
 
     label = "haar"
     zcdp = True
+    unbiased = True
     spends = True
 
     def run(self, state: State, view: PrivateView | None) -> State:

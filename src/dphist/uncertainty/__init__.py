@@ -17,7 +17,7 @@ from .bias import (
 )
 from .model import ErrorModel, NoErrorBarError, workload_total
 from .noise import GroupNoise, HaarNoise, NoiseModel, ScatteredNoise, TreeNoise, layout_tree
-from .tails import Tail, check_alpha, normal_quantile
+from .tails import Tail, check_alpha, mixed_tail, normal_quantile
 
 __all__ = [
     "Bias",
@@ -37,6 +37,7 @@ __all__ = [
     "WithinGroups",
     "check_alpha",
     "layout_tree",
+    "mixed_tail",
     "normal_quantile",
     "within_variance",
     "workload_total",
