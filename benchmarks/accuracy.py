@@ -32,11 +32,12 @@ RANGES = 10_000
 
 
 def shapes() -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(2024)
+    """Three synthetic shapes of 4,096 bins: flat pieces, a base with spikes, sparse
+    power-law counts."""
     return {
-        "piecewise": synthetic.piecewise_constant(4096, pieces=20, total=200_000, rng=rng),
-        "spiky": synthetic.spiky(4096, total=200_000, rng=rng),
-        "power_law": synthetic.sparse_power_law(4096, total=200_000, rng=rng),
+        "piecewise (synthetic)": synthetic.piecewise_constant(4096, segments=20, rng=1)[0],
+        "spiky (synthetic)": synthetic.spiky(4096, rng=1),
+        "power law (synthetic)": synthetic.sparse_power_law(4096, rng=1),
     }
 
 

@@ -27,7 +27,7 @@ def plan(
             min=0.0,
             help="Largest error wanted: the half-width at 1 - alpha (the RMSE with --rmse).",
         ),
-    ],  # fmt: skip
+    ],
     workload: Annotated[
         str, typer.Option(metavar="KIND|LENGTH", help="point, ranges, prefix or a range length.")
     ] = "ranges",
@@ -39,7 +39,7 @@ def plan(
             help="Also compare zCDP: the rho each method needs and the "
             "(epsilon, delta)-DP it implies."
         ),
-    ] = None,  # fmt: skip
+    ] = None,
     methods: Annotated[
         str | None, typer.Option(metavar="A,B,...", help="Methods (default: all that apply).")
     ] = None,

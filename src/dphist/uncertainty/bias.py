@@ -158,7 +158,9 @@ class SplitBound(Bias):
         self.theta, self.delta, self.tail, self.unit = theta, delta, tail, unit
         self.covers = (
             "the noise (exact given the released groups) and the grouping bias, bounded by "
-            "the split that kept each group whole (probability of failure included)"
+            "the split that kept each group whole and by the groups around each range "
+            "(counts are never negative); the standard error takes the bias at its bound, "
+            "so it bounds the error from above"
         )
 
     def group_bound(self, beta: float) -> np.ndarray:
@@ -179,7 +181,8 @@ class Bracket(Bias):
     covers = (
         "the noise (exact given the released groups) and any grouping bias: the interval "
         "runs from the groups inside the range to the groups it touches (counts are never "
-        "negative)"
+        "negative); the standard error takes the bias at that bracket's edge, so it bounds "
+        "the error from above"
     )
 
     def __init__(self, groups: Groups):
