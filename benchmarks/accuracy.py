@@ -1,6 +1,6 @@
 """Coverage of the error bars: how often the 95% intervals hold the true counts.
 
-Run: python benchmarks/accuracy.py [--seeds 200] [--epsilon 1] [--methods all]
+Run: python benchmarks/accuracy.py [--seeds 200] [--epsilon 1 | --rho R] [--methods all]
      [--datasets searchlogs_4096,nettrace_4096,hepth_citations_4096] [--synthetic]
      [--timing]
 
@@ -41,7 +41,7 @@ def shapes() -> dict[str, np.ndarray]:
     }
 
 
-def coverage(method: str, x: np.ndarray, epsilon: float, seeds: int, lo, hi) -> dict:
+def coverage(method: str, x: np.ndarray, budget: dict, seeds: int, lo, hi) -> dict:
     """Covered fractions of bins and ranges, mean width / RMSE, what is covered."""
     truth_r = np.concatenate(([0], np.cumsum(x)))
     truth_r = truth_r[hi] - truth_r[lo]
@@ -49,7 +49,7 @@ def coverage(method: str, x: np.ndarray, epsilon: float, seeds: int, lo, hi) -> 
     width_b = width_r = sq_b = sq_r = se_b = se_r = 0.0
     covers = ""
     for seed in range(seeds):
-        rel = dh.publish(x, epsilon=epsilon, method=method, rng=seed, **PARAMS.get(method, {}))
+        rel = dh.publish(x, method=method, rng=seed, **budget, **PARAMS.get(method, {}))
         covers = rel.error_bars
         if rel.stderr is None:
             return {"covers": covers}
@@ -97,6 +97,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=200)
     parser.add_argument("--epsilon", type=float, default=1.0)
+    parser.add_argument("--rho", type=float, default=None, help="zCDP instead (discrete Gaussian)")
     parser.add_argument("--methods", default="all")
     parser.add_argument("--datasets", default=",".join(DATASETS))
     parser.add_argument("--synthetic", action="store_true")
@@ -108,7 +109,9 @@ def main() -> None:
     data = {d: dh.datasets.load(d) for d in args.datasets.split(",") if d}
     if args.synthetic:
         data.update(shapes())
-    print(f"coverage of 95% intervals, epsilon = {args.epsilon:g}, {args.seeds} seeds, "
+    budget = {"epsilon": args.epsilon} if args.rho is None else {"rho": args.rho}
+    about = ", ".join(f"{k} = {v:g}" for k, v in budget.items())
+    print(f"coverage of 95% intervals, {about}, {args.seeds} seeds, "
           f"all bins and {RANGES:,} random ranges per dataset")  # fmt: skip
     print(f"{'method':10s} {'dataset':22s} {'bins':>6s} {'ranges':>6s} {'w/rmse b':>8s} "
           f"{'w/rmse r':>8s} {'rmse/se b':>9s} {'rmse/se r':>9s}  covers")  # fmt: skip
@@ -116,9 +119,7 @@ def main() -> None:
         for d, x in data.items():
             w = workloads.random_ranges(x.size, RANGES, 1)
             t = time.perf_counter()
-            r = coverage(
-                method, np.asarray(x, dtype=np.int64), args.epsilon, args.seeds, w.lo, w.hi
-            )
+            r = coverage(method, np.asarray(x, dtype=np.int64), budget, args.seeds, w.lo, w.hi)
             secs = time.perf_counter() - t
             if "bins" not in r:
                 print(f"{method:10s} {d:22s} {'-':>6s} {'-':>6s} {'-':>8s} {'-':>8s}  "
