@@ -286,17 +286,24 @@ def level_range_variances(f: LevelFactors, lo: np.ndarray, hi: np.ndarray) -> np
     arithmetic and every factor is one of two per level, so nothing leaves the cache."""
     lo = np.ascontiguousarray(lo, dtype=np.int64)
     hi = np.ascontiguousarray(hi, dtype=np.int64)
+    # a power-of-two fan-out finds a bin's node on each level by a shift, not a division
+    power = f.fanout & (f.fanout - 1) == 0
+    shift = np.array([int(s).bit_length() - 1 if power else -1 for s in f.span], dtype=np.int64)
     return _level_ranges(
-        f.n, f.fanout, f.span, f.count, f.w_full, f.w_last, f.W_full, f.W_last, lo, hi
+        f.n, f.fanout, f.span, shift, f.count, f.w_full, f.w_last, f.W_full, f.W_last, lo, hi
     )
 
 
 @njit(cache=True)
-def _level_lift(k, fanout, span, count, w_full, w_last, big_full, big_last, j, h, terms):
+def _level_lift(k, fanout, span, shift, count, w_full, w_last, big_full, big_last, j, h, terms):
     # pragma: no cover - compiled
     t = span.size
-    for lev in range(t):
-        j[lev] = k // span[lev]
+    if shift[0] >= 0:
+        for lev in range(t):
+            j[lev] = k >> shift[lev]
+    else:
+        for lev in range(t):
+            j[lev] = k // span[lev]
     h[t - 1] = 0.0
     terms[t - 1] = 0.0
     for lev in range(t - 2, -1, -1):
@@ -310,7 +317,7 @@ def _level_lift(k, fanout, span, count, w_full, w_last, big_full, big_last, j, h
 
 
 @njit(cache=True)
-def _level_ranges(n, fanout, span, count, w_full, w_last, big_full, big_last, qlo, qhi):
+def _level_ranges(n, fanout, span, shift, count, w_full, w_last, big_full, big_last, qlo, qhi):
     # pragma: no cover - compiled
     t = span.size
     out = np.empty(qlo.size)
@@ -326,14 +333,14 @@ def _level_ranges(n, fanout, span, count, w_full, w_last, big_full, big_last, ql
         if a == 0 and b == n:
             out[q] = root
             continue
-        _level_lift(a, fanout, span, count, w_full, w_last, big_full, big_last, ja, ha, ta)
+        _level_lift(a, fanout, span, shift, count, w_full, w_last, big_full, big_last, ja, ha, ta)
         if b == n:
             total = (1.0 - ha[0]) ** 2 * root
             for lev in range(t):
                 total += ta[lev]
             out[q] = total
             continue
-        _level_lift(b, fanout, span, count, w_full, w_last, big_full, big_last, jb, hb, tb)
+        _level_lift(b, fanout, span, shift, count, w_full, w_last, big_full, big_last, jb, hb, tb)
         m = 0
         while m + 1 < t and ja[m + 1] == jb[m + 1]:
             m += 1

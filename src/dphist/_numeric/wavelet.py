@@ -30,6 +30,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from numba import njit
 from numpy.typing import ArrayLike
 
 from dphist.errors import ValidationError
@@ -211,20 +212,31 @@ def privelet_range_moment(n: int, lo: ArrayLike, hi: ArrayLike, power: int) -> n
     lo_a, hi_a = lo_a.astype(np.int64), hi_a.astype(np.int64)
     if np.any(lo_a < 0) or np.any(hi_a > n) or np.any(lo_a >= hi_a):
         raise ValidationError(f"ranges must satisfy 0 <= lo < hi <= n={n}")
-    m = haar_depth(n)
-    length = (hi_a - lo_a).astype(np.float64)
-    total = (length / float(1 << m)) ** power
+    return _moments(haar_depth(n), lo_a.ravel(), hi_a.ravel(), int(power)).reshape(lo_a.shape)
 
-    def signed_overlap(start: np.ndarray, width: int) -> np.ndarray:
-        half = width // 2
-        left = np.clip(np.minimum(hi_a, start + half) - np.maximum(lo_a, start), 0, None)
-        right = np.clip(np.minimum(hi_a, start + width) - np.maximum(lo_a, start + half), 0, None)
-        return (left - right) / float(width)
 
-    for lev in range(1, m + 1):
-        width = 1 << lev
-        first = (lo_a // width) * width
-        last = ((hi_a - 1) // width) * width
-        total = total + np.abs(signed_overlap(first, width)) ** power
-        total = total + np.where(last != first, np.abs(signed_overlap(last, width)) ** power, 0.0)
-    return total
+@njit(cache=True)
+def _moments(m, qlo, qhi, power):  # pragma: no cover - compiled
+    """Per range: the base coefficient's weight and, per level, the (at most two) nodes
+    holding an end of the range without lying inside it."""
+    out = np.empty(qlo.size)
+    for q in range(qlo.size):
+        a, b = qlo[q], qhi[q]
+        total = abs((b - a) / float(1 << m)) ** power
+        for lev in range(1, m + 1):
+            width = 1 << lev
+            first = (a // width) * width
+            last = ((b - 1) // width) * width
+            total += abs(_signed_overlap(a, b, first, width)) ** power
+            if last != first:
+                total += abs(_signed_overlap(a, b, last, width)) ** power
+        out[q] = total
+    return out
+
+
+@njit(cache=True)
+def _signed_overlap(a, b, start, width):  # pragma: no cover - compiled
+    half = width // 2
+    left = max(min(b, start + half) - max(a, start), 0)
+    right = max(min(b, start + width) - max(a, start + half), 0)
+    return (left - right) / float(width)

@@ -80,7 +80,7 @@ class GroupNoise(NoiseModel):
     ``starts``: first bin of each group (increasing, from 0); ``total_variance[g]``:
     noise variance of group ``g``'s total; ``tail``: the law of one group's noise when
     each total is one draw (``None`` otherwise). Identity is one group per bin, uniform
-    one group. ``O(log G)`` per range.
+    one group. ``O(1)`` per range.
     """
 
     def __init__(
@@ -99,18 +99,21 @@ class GroupNoise(NoiseModel):
         self.tail = tail
         self.law = law or (tail.kind if tail is not None else "laplace")
         self._k4 = fourth_cumulant(self.total_variance, self.law)
+        self._label = np.repeat(np.arange(starts.size), self.sizes.astype(np.int64))
+        self._cum_var = np.concatenate(([0.0], np.cumsum(self.total_variance)))
+        self._cum_k4 = np.concatenate(([0.0], np.cumsum(self._k4)))
 
     def group_of(self, k: np.ndarray) -> np.ndarray:
-        return np.searchsorted(self.starts, k, side="right") - 1
+        return self._label[np.clip(k, 0, self.n - 1)]
 
-    def _sum(self, lo, hi, per_group: np.ndarray, power: int) -> np.ndarray:
-        """``sum_g (share of g's bins in the range)**power * per_group[g]``."""
+    def _sum(self, lo, hi, per_group: np.ndarray, cum: np.ndarray, power: int) -> np.ndarray:
+        """``sum_g (share of g's bins in the range)**power * per_group[g]`` (``cum``: the
+        prefix sums of ``per_group``)."""
         lo, hi = np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
         empty = lo >= hi
         ga = self.group_of(lo)
         gb = self.group_of(np.maximum(hi - 1, 0))
         v = per_group
-        cum = np.concatenate(([0.0], np.cumsum(v)))
         same = ((hi - lo) / self.sizes[ga]) ** power * v[ga]
         part_a = ((self.ends[ga] - lo) / self.sizes[ga]) ** power * v[ga]
         part_b = ((hi - self.starts[gb]) / self.sizes[gb]) ** power * v[gb]
@@ -119,10 +122,10 @@ class GroupNoise(NoiseModel):
         return np.where(empty, 0.0, out)
 
     def variance(self, lo, hi):
-        return self._sum(lo, hi, self.total_variance, 2)
+        return self._sum(lo, hi, self.total_variance, self._cum_var, 2)
 
     def fourth_cumulant(self, lo, hi):
-        return self._sum(lo, hi, self._k4, 4)
+        return self._sum(lo, hi, self._k4, self._cum_k4, 4)
 
     def functional_variance(self, a):
         a = np.asarray(a, dtype=np.float64)
