@@ -32,7 +32,6 @@ from dphist.uncertainty import (
     SplitBound,
     Tail,
     layout_tree,
-    within_variance,
 )
 from dphist.uncertainty.tails import fourth_cumulant, mixed_factor, mixed_tail
 
@@ -245,14 +244,6 @@ def test_groups_hull_and_cut_sums():
     assert m.tolist() == [1.0 * 2 * 1 + 3.0 * 1 * 3, 3.0 * 2 * 2]
     assert b.tolist() == [40.0, 30.0]
     assert not Groups(np.array([0, 1, 0])).contiguous
-
-
-def test_within_variance_hand_worked():
-    noisy = np.array([1.0, 3.0, 10.0, 10.0])
-    labels = np.array([0, 0, 1, 1])
-    # group 0: sample variance 2; group 1: 0
-    assert within_variance(noisy, labels, 0.5, False).tolist() == [1.5, 0.0]
-    assert within_variance(noisy, labels, 0.5, True).tolist() == [2.5, 0.5]
 
 
 def test_split_bound_is_theta_plus_depth_bias_plus_noise_quantile():

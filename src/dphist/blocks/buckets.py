@@ -101,5 +101,5 @@ class WeightedAverage(Block):
         return state.with_(
             estimate=bucket[labels],
             variance=per_bin[labels],
-            uncertainty=grouping_model(state, noise, original, reused="the weighted average"),
+            uncertainty=grouping_model(state, noise, original),
         )

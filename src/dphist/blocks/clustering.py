@@ -164,7 +164,7 @@ class NoisyMeans(Block):
         sizes = np.bincount(labels)
         means = np.bincount(labels, weights=state.noisy) / sizes
         noise = GroupNoise(state.n, starts, var * sizes)  # a group's total sums its noisy bins
-        model = grouping_model(state.with_(labels=labels), noise, labels, reused="NoiseFirst")
+        model = grouping_model(state.with_(labels=labels), noise, labels)
         return state.with_(
             labels=labels,
             estimate=means[labels],

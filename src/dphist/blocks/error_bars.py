@@ -23,8 +23,6 @@ from ..uncertainty import (
     NoiseModel,
     SplitBound,
     Tail,
-    WithinGroups,
-    within_variance,
 )
 from .base import State
 
@@ -59,29 +57,19 @@ def select_groups(view: PrivateView, selection: Selection, tree: Any) -> tuple[n
     return chosen, note
 
 
-def grouping_model(
-    state: State, noise: NoiseModel, labels: np.ndarray, *, reused: str | None = None
-) -> ErrorModel:
-    """The error model of a publication of the groups ``labels`` (original bin order,
-    groups numbered as in ``state.labels``) with noise ``noise``.
-
-    ``reused`` names a publication that reuses the first-stage values in its estimate
-    (its noise is then not exact given the groups, which were chosen from them): a
-    split's bound, which assumes fresh noise, is then not used.
-    """
+def grouping_model(state: State, noise: NoiseModel, labels: np.ndarray) -> ErrorModel:
+    """The error model of a publication of the groups ``labels`` (original bin order)
+    with noise ``noise``: first-stage intervals, else the split's bound, else the
+    bracket (see the module docstring). A method whose estimate reuses its first-stage
+    counts (NoiseFirst, SORTaki's weighted average) has those, so nothing of its
+    estimate's noise needs to be exact given the groups."""
     groups = Groups(labels)
     split = state.notes.get("split_bound")
     first = state.notes.get("first_stage")
-    if first is not None and state.variance is not None:
+    if first is not None:
         values, model = first
-        sigma2 = float(np.max(state.variance))
-        sorted_ = state.order is not None
-        within = within_variance(state.noisy, state.labels, sigma2, sorted_)
-        source = "the first-stage noisy counts"
-        if reused is not None:
-            source += f" ({reused} reuses them: its noise is approximate)"
-        return ErrorModel(noise, FirstStage(values, model, WithinGroups(groups, within, source)))
-    if split is not None and reused is None:
+        return ErrorModel(noise, FirstStage(values, model, groups))
+    if split is not None:
         return ErrorModel(noise, SplitBound(groups, **split))
     if groups.contiguous:
         return ErrorModel(noise, Bracket(groups))

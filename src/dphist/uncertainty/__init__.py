@@ -12,8 +12,6 @@ from .bias import (
     Groups,
     NoBias,
     SplitBound,
-    WithinGroups,
-    within_variance,
 )
 from .model import ErrorModel, NoErrorBarError, workload_total
 from .noise import GroupNoise, HaarNoise, NoiseModel, ScatteredNoise, TreeNoise, layout_tree
@@ -34,11 +32,9 @@ __all__ = [
     "SplitBound",
     "Tail",
     "TreeNoise",
-    "WithinGroups",
     "check_alpha",
     "layout_tree",
     "mixed_tail",
     "normal_quantile",
-    "within_variance",
     "workload_total",
 ]

@@ -3,14 +3,15 @@
 :class:`ErrorModel` joins the exact noise of a release (:mod:`.noise`) and what is
 known of its bias (:mod:`.bias`). For a range ``[lo, hi)`` with estimate ``e``:
 
-* ``stderr = sqrt(noise variance + estimated squared bias + bias bound**2)``: exact for
-  unbiased releases; for grouping releases the bias is included as estimated, or at
-  its bound (then it bounds the root-mean-square error);
+* ``stderr = sqrt(noise variance + bias bound**2)``: exact for unbiased releases; for a
+  grouping release an upper bound on the root-mean-square error: the bias at its bound,
+  or with first-stage noisy counts ``sqrt(D**2 + V)`` (see :mod:`.bias`), or for
+  contiguous groups the bias at the bracket's farther edge where that is smaller;
 * the ``1 - alpha`` interval is ``e -+ q`` with ``q`` the noise quantile (the exact tail
-  of one discrete draw where the range's noise is one draw, else normal) combined with
-  the bias: in quadrature with ``z`` times an estimated bias, plus a bias bound (noise
-  and bound at ``alpha/2`` each), or the bracket of the groups inside and around the
-  range (``alpha/2`` per side). Lower limits below 0 rise to 0 (true counts never are
+  of one discrete draw where the range's noise is one draw, else a kurtosis-matched
+  law) plus a bias bound (noise and bound at ``alpha/2`` each), the bracket of the
+  groups inside and around the range (``alpha/2`` per side), or the first-stage
+  interval. Lower limits below 0 rise to 0 (true counts never are
   negative, so this never changes whether an interval holds the truth); an upper
   limit is never raised, which would.
 
@@ -28,7 +29,7 @@ import numpy as np
 from ..errors import DphistError
 from .bias import Bias
 from .noise import NoiseModel
-from .tails import check_alpha, mixed_factor, normal_quantile
+from .tails import check_alpha, mixed_factor
 
 __all__ = ["ErrorModel", "NoErrorBarError", "workload_total"]
 
@@ -76,14 +77,22 @@ class ErrorModel:
         """Squared standard error of each range (see the module docstring)."""
         self._check()
         lo, hi = np.atleast_1d(lo), np.atleast_1d(hi)
-        var = self.noise.variance(lo, hi) + self.bias.variance(lo, hi)
-        if self.bias.kind == "bound":
-            var = var + self.bias.bound(lo, hi, STDERR_BETA) ** 2
-        elif self.bias.kind == "bracket":
-            inner, outer = self._hull_estimates(lo, hi, prefix)
-            est = prefix[hi] - prefix[lo]
-            var = var + np.maximum(est - inner, outer - est) ** 2
-        return var
+        var = self.noise.variance(lo, hi)
+        kind, groups = self.bias.kind, self.bias.groups
+        if kind == "none":
+            return var
+        if kind == "bound":
+            own = var + self.bias.bound(lo, hi, STDERR_BETA) ** 2
+        elif kind == "first_stage":
+            own = self.bias.distance(lo, hi, prefix) ** 2 + self.bias.model.noise.variance(lo, hi)
+        else:
+            own = np.inf
+        if groups is None or not groups.contiguous:
+            return own
+        # contiguous groups: the bracket's figure holds too; the smaller is kept
+        inner, outer = self._hull_estimates(lo, hi, prefix)
+        est = prefix[hi] - prefix[lo]
+        return np.minimum(own, var + np.maximum(est - inner, outer - est) ** 2)
 
     def intervals(self, lo, hi, prefix: np.ndarray, alpha: object) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper ``1 - alpha`` limits for each range ``[lo, hi)``."""
@@ -106,9 +115,7 @@ class ErrorModel:
         else:
             share = a / 2.0 if kind == "bound" else a
             half = self._noise_quantile(lo, hi, share)
-            if kind == "estimate":
-                half = np.sqrt(half**2 + normal_quantile(a) ** 2 * self.bias.variance(lo, hi))
-            elif kind == "bound":
+            if kind == "bound":
                 half = half + self.bias.bound(lo, hi, a / 2.0)
             lower, upper = est - half, est + half
         # true counts are never negative: a lower limit below 0 rises to 0, which never
