@@ -228,3 +228,16 @@ def test_files_carry_stderr_and_interval(tmp_path):
     lines = (tmp_path / "m.csv").read_text().splitlines()
     assert lines[0].startswith("bin,label,left,right,estimate,stderr,lower,upper")
     assert lines[1].split(",")[5:8] == ["", "", ""]
+
+
+def test_selection_epsilon_is_what_select_runs_at():
+    from dphist._kernel import PrivateView
+    from dphist._kernel.zcdp import pure_epsilon_within
+
+    view = PrivateView(protect([1, 2, 3], max_records=2), Accountant(Fraction(1)),
+                       noise_source(0), "b")  # fmt: skip
+    assert view.selection_epsilon() == Fraction(1, 2)  # group privacy: epsilon / K
+    assert view.selection_epsilon(Fraction(1, 4)) == Fraction(1, 8)
+    zview = PrivateView(protect([1, 2, 3]), Accountant(Fraction(1, 2)), noise_source(0), "b",
+                        definition="zcdp")  # fmt: skip
+    assert zview.selection_epsilon() == pure_epsilon_within(Fraction(1, 2))

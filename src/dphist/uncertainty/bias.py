@@ -21,10 +21,12 @@ ways to account for it, each from public facts and released values only:
   each at ``alpha/2``): valid by construction, though not centred on the estimate, and
   as wide as the first stage's budget allows. The estimate differs from the first-stage
   answer by a known amount ``D``, so its standard error is taken as
-  ``sqrt(D**2 + V)``, ``V`` the first-stage answer's exact noise variance. (An estimate
-  of the bias from the spread of the noisy counts inside each group understated the
-  range errors of sorted groupings 2.3 times: their groups are scattered and the bins of
-  a range are not a random sample of them.)
+  ``sqrt(D**2 + V)``, ``V`` the first-stage answer's exact noise variance: about the
+  root-mean-square error on average (exactly when the two errors are uncorrelated),
+  though one range's figure is as noisy as ``D``. (An estimate of the bias from the
+  spread of the noisy counts inside each group understated the range errors of sorted
+  groupings 2.3 times: their groups are scattered and the bins of a range are not a
+  random sample of them.)
 """
 
 from __future__ import annotations
@@ -176,8 +178,7 @@ class FirstStage(Bias):
     covers = (
         "the true counts: intervals from the first-stage noisy counts the method released "
         "(exact), within the bracket of its groups where they are contiguous; the standard "
-        "error adds the estimate's known distance from those counts to their noise (or "
-        "takes the bracket's, where smaller), so it bounds the error from above"
+        "error adds the estimate's known distance from those counts to their noise"
     )
 
     def __init__(self, values: np.ndarray, model, groups: Groups):

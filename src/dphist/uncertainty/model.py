@@ -3,10 +3,11 @@
 :class:`ErrorModel` joins the exact noise of a release (:mod:`.noise`) and what is
 known of its bias (:mod:`.bias`). For a range ``[lo, hi)`` with estimate ``e``:
 
-* ``stderr = sqrt(noise variance + bias bound**2)``: exact for unbiased releases; for a
-  grouping release an upper bound on the root-mean-square error: the bias at its bound,
-  or with first-stage noisy counts ``sqrt(D**2 + V)`` (see :mod:`.bias`), or for
-  contiguous groups the bias at the bracket's farther edge where that is smaller;
+* ``stderr``: exact for unbiased releases; for a grouping release with a bounded bias
+  an upper bound on the root-mean-square error (the bias at its bound, or for
+  contiguous groups at the bracket's farther edge where that is smaller); with
+  first-stage noisy counts ``sqrt(D**2 + V)`` (see :mod:`.bias`), whose mean is about
+  the mean squared error;
 * the ``1 - alpha`` interval is ``e -+ q`` with ``q`` the noise quantile (the exact tail
   of one discrete draw where the range's noise is one draw, else a kurtosis-matched
   law) plus a bias bound (noise and bound at ``alpha/2`` each), the bracket of the
@@ -81,18 +82,20 @@ class ErrorModel:
         kind, groups = self.bias.kind, self.bias.groups
         if kind == "none":
             return var
-        if kind == "bound":
-            own = var + self.bias.bound(lo, hi, STDERR_BETA) ** 2
-        elif kind == "first_stage":
-            own = self.bias.distance(lo, hi, prefix) ** 2 + self.bias.model.noise.variance(lo, hi)
-        else:
-            own = np.inf
+        if kind == "first_stage":
+            # an estimate of the mean squared error, not a bound: kept as it is (a minimum
+            # with another figure would bias it down)
+            return self.bias.distance(lo, hi, prefix) ** 2 + self.bias.model.noise.variance(lo, hi)
+        own = var + self.bias.bound(lo, hi, STDERR_BETA) ** 2 if kind == "bound" else np.inf
         if groups is None or not groups.contiguous:
             return own
-        # contiguous groups: the bracket's figure holds too; the smaller is kept
-        inner, outer = self._hull_estimates(lo, hi, prefix)
+        # contiguous groups: the bracket's figure holds too (its ends one standard error
+        # out, their totals being noisy); the smaller is kept
+        ilo, ihi, olo, ohi = groups.hull(lo, hi)
+        inner = prefix[ihi] - prefix[ilo] - np.sqrt(self.noise.variance(ilo, ihi))
+        outer = prefix[ohi] - prefix[olo] + np.sqrt(self.noise.variance(olo, ohi))
         est = prefix[hi] - prefix[lo]
-        return np.minimum(own, var + np.maximum(est - inner, outer - est) ** 2)
+        return np.minimum(own, var + np.maximum(np.abs(est - inner), np.abs(outer - est)) ** 2)
 
     def intervals(self, lo, hi, prefix: np.ndarray, alpha: object) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper ``1 - alpha`` limits for each range ``[lo, hi)``."""
@@ -136,10 +139,6 @@ class ErrorModel:
         if self.noise.tail is not None and np.any(coef > 0):
             q = np.where(coef > 0, coef * self.noise.tail.quantile(alpha), q)
         return q
-
-    def _hull_estimates(self, lo, hi, prefix) -> tuple[np.ndarray, np.ndarray]:
-        ilo, ihi, olo, ohi = self.bias.groups.hull(lo, hi)
-        return prefix[ihi] - prefix[ilo], prefix[ohi] - prefix[olo]
 
     def _first_stage(self, lo, hi, prefix, alpha: float) -> tuple[np.ndarray, np.ndarray]:
         first = self.bias
