@@ -117,7 +117,8 @@ def say(console: Console, *lines: str) -> None:
 def error_summary(release: Release, alpha: float = 0.05) -> list[str]:
     """What the error bars of ``release`` look like, in a line or two."""
     if release.stderr is None:
-        return [f"Error bars: none. {release.error_bars[len('nothing: '):].capitalize()}."]
+        reason = release.error_bars.removeprefix("nothing: ")
+        return [f"Error bars: none. {reason[:1].upper()}{reason[1:]}."]
     lower, upper = release.intervals(alpha=alpha)
     half = float(np.median((upper - lower) / 2.0))
     lo_all, hi_all = release.interval(0, release.n, alpha=alpha)

@@ -112,9 +112,7 @@ class ErrorModel:
             # the split's bound and the bracket both hold: their meet, alpha/2 each
             half = self._noise_quantile(lo, hi, a / 4.0) + self.bias.bound(lo, hi, a / 4.0)
             b_lo, b_hi = self._bracket(lo, hi, prefix, a / 2.0)
-            lower, upper = np.maximum(est - half, b_lo), np.minimum(est + half, b_hi)
-            ok = lower <= upper  # disjoint only when one of them missed
-            lower, upper = np.where(ok, lower, est - half), np.where(ok, upper, est + half)
+            lower, upper = _meet(est - half, est + half, b_lo, b_hi)
         else:
             share = a / 2.0 if kind == "bound" else a
             half = self._noise_quantile(lo, hi, share)
@@ -145,10 +143,7 @@ class ErrorModel:
         if first.groups is None:
             return first.model.intervals(lo, hi, first.prefix, alpha)
         lower, upper = first.model.intervals(lo, hi, first.prefix, alpha / 2.0)
-        b_lo, b_hi = self._bracket(lo, hi, prefix, alpha / 2.0)
-        meet_lo, meet_hi = np.maximum(lower, b_lo), np.minimum(upper, b_hi)
-        ok = meet_lo <= meet_hi  # disjoint only when one of them missed
-        return np.where(ok, meet_lo, lower), np.where(ok, meet_hi, upper)
+        return _meet(lower, upper, *self._bracket(lo, hi, prefix, alpha / 2.0))
 
     def _bracket(self, lo, hi, prefix, alpha: float) -> tuple[np.ndarray, np.ndarray]:
         ilo, ihi, olo, ohi = self.bias.groups.hull(lo, hi)
@@ -163,6 +158,18 @@ class ErrorModel:
             "covers": self.covers,
             "exact": self.exact,
         }
+
+
+def _meet(a_lo, a_hi, b_lo, b_hi) -> tuple[np.ndarray, np.ndarray]:
+    """The intersection of two intervals that each hold the truth with probability
+    ``1 - alpha/2`` (so it holds it with ``1 - alpha``); where they are disjoint one of
+    them missed, and their hull is kept (it holds the truth whenever the other does)."""
+    lower, upper = np.maximum(a_lo, b_lo), np.minimum(a_hi, b_hi)
+    apart = lower > upper
+    return (
+        np.where(apart, np.minimum(a_lo, b_lo), lower),
+        np.where(apart, np.maximum(a_hi, b_hi), upper),
+    )
 
 
 def workload_total(noise: NoiseModel, workload: Any) -> float:
