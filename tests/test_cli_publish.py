@@ -261,7 +261,7 @@ def test_csv_output_with_ledger_sidecar(capsys, workdir):
     )  # fmt: skip
     assert code == 0, err
     lines = (workdir / "hist.csv").read_text().splitlines()
-    assert lines[0] == "bin,label,left,right,estimate,group,noise_variance"
+    assert lines[0] == "bin,label,left,right,estimate,stderr,lower,upper,group,noise_variance"
     assert len(lines) == 6 and lines[1].startswith("0,")
     side = json.loads((workdir / "hist.csv.ledger.json").read_text())
     assert side["release"]["method"] == "S~"

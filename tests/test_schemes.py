@@ -247,7 +247,10 @@ class ScriptedView:
 
         self.query = query
         values = query.apply(self.x) + self.noise[: query.size]
-        return Measurement(values, query, Fraction(1), Fraction(1), np.ones(query.size))
+        # the kernel's law: a weighted answer has variance 1 / weight**2 (scale 1/w)
+        weights = np.array([float(w) for w in getattr(query, "weights", None) or []])
+        variance = 1.0 / weights**2 if weights.size else np.ones(query.size)
+        return Measurement(values, query, Fraction(1), Fraction(1), variance)
 
 
 @pytest.mark.parametrize("workload", ["all", "prefix"])

@@ -6,38 +6,57 @@
 True
 """
 
-from . import datasets, errors, export, groupsize, ingest, methods, metrics, synthetic, workloads
+from . import (
+    datasets,
+    errors,
+    export,
+    groupsize,
+    ingest,
+    methods,
+    metrics,
+    synthetic,
+    uncertainty,
+    workloads,
+)
 from ._kernel import REST
+from .accuracy import Accuracy, accuracy, epsilon_for, linear_methods
 from .definitions import PureDP, zCDP
 from .errors import BudgetExceededError, DphistError, UnknownMethodError
 from .methods import MethodInfo, get_method, list_methods
 from .records import histogram
 from .release import Release
 from .session import Session, publish, zcdp_methods
+from .uncertainty import NoErrorBarError
 
 __version__ = "0.1.0"
 
 __all__ = [
     "REST",
+    "Accuracy",
     "BudgetExceededError",
     "DphistError",
     "MethodInfo",
+    "NoErrorBarError",
     "PureDP",
     "Release",
     "Session",
     "UnknownMethodError",
+    "accuracy",
     "datasets",
+    "epsilon_for",
     "errors",
     "export",
     "get_method",
     "groupsize",
     "histogram",
     "ingest",
+    "linear_methods",
     "list_methods",
     "methods",
     "metrics",
     "publish",
     "synthetic",
+    "uncertainty",
     "workloads",
     "zCDP",
     "zcdp_methods",

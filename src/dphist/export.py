@@ -2,8 +2,10 @@
 
 * :func:`write_histogram` writes a :class:`~dphist.Release` as ``.json`` (bins and the
   release with its ledger) or ``.csv`` / ``.parquet`` (one row per bin: ``bin, label,
-  left, right, estimate`` and, where the method has them, ``group`` and
-  ``noise_variance``; the release and ledger go to ``FILE.ledger.json``).
+  left, right, estimate, stderr, lower, upper`` (the 95% interval; empty where the
+  method states no error bar) and, where the method has them, ``group`` and
+  ``noise_variance``; the release and ledger go to ``FILE.ledger.json``, which says
+  what the error bars cover).
 * :func:`write_group_sizes` writes a group-size release as ``.json`` or ``.csv`` (one
   row per region and size with a non-zero count; ledger sidecar for CSV).
 
@@ -100,17 +102,21 @@ def _reason(exc: OSError) -> str:
 # --------------------------------------------------------------------------- histograms
 
 
-_PER_BIN = ("estimate", "noise_variance", "groups", "timings")
+_PER_BIN = ("estimate", "noise_variance", "stderr", "groups", "timings")
+INTERVAL_ALPHA = 0.05  # files carry 95% intervals
 
 
 def _release_record(release: Release) -> dict[str, Any]:
     """The release as written beside its bins (per-bin values are columns of the table)."""
-    return {k: v for k, v in release.to_dict().items() if k not in _PER_BIN}
+    record = {k: v for k, v in release.to_dict().items() if k not in _PER_BIN}
+    record["interval_level"] = 1 - INTERVAL_ALPHA
+    return record
 
 
 def bins_frame(release: Release, binning: Binning | None = None) -> dict[str, np.ndarray]:
     """The per-bin columns as numpy arrays: ``bin``, ``left``, ``right`` (the bin's
-    edges; NaN for categories and plain indices), ``estimate``, and ``group`` and
+    edges; NaN for categories and plain indices), ``estimate``, ``stderr``, ``lower``
+    and ``upper`` (the 95% interval; NaN without error bars), and ``group`` and
     ``noise_variance`` when the release has them."""
     n = release.n
     if binning is not None and binning.n != n:
@@ -123,12 +129,26 @@ def bins_frame(release: Release, binning: Binning | None = None) -> dict[str, np
         "left": np.ascontiguousarray(left, dtype=np.float64),
         "right": np.ascontiguousarray(right, dtype=np.float64),
         "estimate": np.ascontiguousarray(release.estimate),
+        **_error_columns(release),
     }
     if release.groups is not None:
         frame["group"] = np.ascontiguousarray(release.groups)
     if release.noise_variance is not None:
         frame["noise_variance"] = np.ascontiguousarray(release.noise_variance)
     return frame
+
+
+def _error_columns(release: Release) -> dict[str, np.ndarray]:
+    """``stderr``, ``lower``, ``upper`` per bin (NaN where the release has none)."""
+    if release.stderr is None:
+        empty = np.full(release.n, np.nan)
+        return {"stderr": empty, "lower": empty, "upper": empty}
+    lower, upper = release.intervals(alpha=INTERVAL_ALPHA)
+    return {
+        "stderr": np.ascontiguousarray(release.stderr),
+        "lower": np.ascontiguousarray(lower),
+        "upper": np.ascontiguousarray(upper),
+    }
 
 
 def _number_text(column: str) -> str:
@@ -152,13 +172,16 @@ def _bins_relation(con: Any, release: Release, binning: Binning | None) -> str:
         source = "dphist_bins AS b"
     else:
         label, source = "CAST(b.bin AS VARCHAR)", "dphist_bins AS b"
-    edges = ", ".join(
-        f"CASE WHEN isnan(b.{c}) THEN NULL ELSE b.{c} END AS {c}" for c in ("left", "right")
-    )
+
+    def nullable(c: str) -> str:
+        return f"CASE WHEN isnan(b.{c}) THEN NULL ELSE b.{c} END AS {c}"
+
+    edges = ", ".join(nullable(c) for c in ("left", "right"))
+    errors = ", ".join(nullable(c) for c in ("stderr", "lower", "upper"))
     extra = "".join(f", b.{c} AS {c}" for c in ("group", "noise_variance") if c in frame)
     return (
-        f"SELECT b.bin AS bin, {label} AS label, {edges}, b.estimate AS estimate{extra} "
-        f"FROM {source} ORDER BY b.bin"
+        f"SELECT b.bin AS bin, {label} AS label, {edges}, b.estimate AS estimate, {errors}"
+        f"{extra} FROM {source} ORDER BY b.bin"
     )
 
 

@@ -127,6 +127,8 @@ def plot_release(
     edges = np.arange(counts.size + 1)
     ax = fig.add_subplot()
     ax.stairs(counts, edges, fill=True, color="0.78", label="true counts")
+    if release is not None:
+        _error_band(ax, release, edges)
     ax.stairs(estimate, edges, color="tab:red", linewidth=1.4, label="private estimate")
     ax.axhline(0.0, color="0.25", linewidth=0.8)
     ax.set_xlim(0, counts.size)
@@ -139,6 +141,17 @@ def plot_release(
 
     atomic_write(target, lambda tmp: fig.savefig(tmp, format=fmt))
     return target
+
+
+def _error_band(ax: Any, release: Release, edges: np.ndarray) -> None:
+    """Shade each bin's 95% interval (nothing for a release without error bars)."""
+    if release.stderr is None:
+        return
+    lower, upper = release.intervals(alpha=0.05)
+    ax.stairs(
+        upper, edges, baseline=lower, fill=True, color="tab:red", alpha=0.18, linewidth=0,
+        label="95% interval",
+    )  # fmt: skip
 
 
 def plot_format(path: str | os.PathLike[str]) -> str:
@@ -167,8 +180,12 @@ def estimate_writer(
     fig = figure_cls(figsize=(10.0, 4.8), dpi=110, layout="constrained")
     canvas_cls(fig)
     ax = fig.add_subplot()
-    ax.stairs(release.estimate, np.arange(release.n + 1), color="tab:red", label="estimate")
+    edges = np.arange(release.n + 1)
+    _error_band(ax, release, edges)
+    ax.stairs(release.estimate, edges, color="tab:red", label="estimate")
     ax.axhline(0.0, color="0.25", linewidth=0.8)
+    if release.stderr is not None:
+        ax.legend(loc="upper right", frameon=False)
     ax.set_xlim(0, release.n)
     if labels is not None and release.n <= 30:
         ax.set_xticks(np.arange(release.n) + 0.5, list(labels), rotation=45, ha="right")

@@ -1,9 +1,15 @@
 """The result of a publication: a private histogram that answers range queries.
 
 A :class:`Release` holds the estimate in the original bin order, its ledger (what
-was measured, with which epsilon), the per-bin noise variance where the method can
-state it, and per-block timings. Range sums are half-open ``[lo, hi)`` like Python
-slices and cost O(1) each from a prefix-sum array built once.
+was measured, with which epsilon), its error model, the per-bin noise variance where
+the method can state it, and per-block timings. Range sums are half-open ``[lo, hi)``
+like Python slices and cost O(1) each from a prefix-sum array built once.
+
+Every answer has its error bar: :attr:`Release.stderr` per bin,
+:meth:`Release.range_stderr` and ``ranges(..., stderr=True)`` per range (``O(log N)``
+each), :meth:`Release.interval` / :meth:`Release.intervals` at ``1 - alpha``.
+:attr:`Release.error_bars` says what they cover; methods whose error nothing released
+can bound say so there and raise :class:`~dphist.uncertainty.NoErrorBarError`.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import numpy as np
 from ._kernel import Charge
 from ._kernel.zcdp import approx_dp_epsilon
 from .errors import InputTypeError, WorkloadError
+from .uncertainty import ErrorModel, NoErrorBarError
 
 __all__ = ["Release", "json_default", "json_value"]
 
@@ -67,6 +74,9 @@ class Release:
     groups : int ndarray or None
         Group label of each bin for methods that group bins (a released, private
         output: it is computed from noisy measurements only).
+    uncertainty : ErrorModel or None
+        The error model behind :attr:`stderr` and :meth:`interval` (public structure
+        and released values only).
     timings : mapping of block name to seconds
         For experiments only: run times depend on the data, so they are never part of
         :meth:`to_dict`, :meth:`to_json` or any output file.
@@ -87,6 +97,7 @@ class Release:
     privacy_unit: str = "record"
     max_records: int = 1
     definition: str = "pure"
+    uncertainty: ErrorModel | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "estimate", _frozen(self.estimate, np.float64))
@@ -94,6 +105,7 @@ class Release:
             object.__setattr__(self, "noise_variance", _frozen(self.noise_variance, np.float64))
         if self.groups is not None:
             object.__setattr__(self, "groups", _frozen(self.groups, np.int64))
+        object.__setattr__(self, "_stderr", None)
 
     @functools.cached_property
     def _prefix(self) -> np.ndarray:
@@ -120,13 +132,96 @@ class Release:
 
     def range_sum(self, lo: int, hi: int) -> float:
         """Estimated total of bins ``lo, ..., hi - 1`` (half-open), in O(1)."""
+        lo, hi = self._pair(lo, hi)
+        return float(self._prefix[hi] - self._prefix[lo])
+
+    def ranges(
+        self, los: object, his: object, *, stderr: bool = False
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+        """Vectorised :meth:`range_sum` over arrays of bounds; with ``stderr=True`` also
+        each answer's standard error (:meth:`range_stderr`)."""
+        lo, hi = self._bounds(los, his)
+        answers = self._prefix[hi] - self._prefix[lo]
+        if not stderr:
+            return answers
+        return answers, self._stderrs(lo, hi)
+
+    def answer(
+        self, workload: Any, *, stderr: bool = False
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+        """Answers to every query of a :mod:`dphist.workloads` workload, in its order;
+        with ``stderr=True`` also their standard errors (the queries are listed)."""
+        if getattr(workload, "n", None) != self.n:
+            raise WorkloadError(
+                f"workload is over {getattr(workload, 'n', '?')} bins; this release has {self.n}"
+            )
+        answers = workload.answers(self._prefix)
+        if not stderr:
+            return answers
+        lo, hi = workload.intervals()
+        return answers, self._stderrs(lo, hi)
+
+    # ------------------------------------------------------------------ error bars
+
+    @property
+    def error_bars(self) -> str:
+        """What :attr:`stderr` and :meth:`interval` account for, or why there are none."""
+        if self.uncertainty is None:
+            return "nothing: the method states no error model"
+        return self.uncertainty.covers
+
+    @property
+    def stderr(self) -> np.ndarray | None:
+        """Standard error of each bin's estimate (read-only), None without error bars.
+
+        Exact for unbiased methods; for grouping methods it includes the grouping bias
+        as estimated, or at its bound (see :attr:`error_bars`)."""
+        if self.uncertainty is None or self.uncertainty.withheld is not None:
+            return None
+        if self._stderr is None:
+            bins = np.arange(self.n)
+            se = self._stderrs(bins, bins + 1)
+            se.flags.writeable = False
+            object.__setattr__(self, "_stderr", se)
+        return self._stderr
+
+    def range_stderr(self, lo: int, hi: int) -> float:
+        """Standard error of :meth:`range_sum` ``(lo, hi)``, in ``O(log N)``."""
+        lo, hi = self._pair(lo, hi)
+        return float(self._stderrs(np.array([lo]), np.array([hi]))[0])
+
+    def interval(self, lo: int, hi: int, alpha: float = 0.05) -> tuple[float, float]:
+        """An interval holding the true total of bins ``lo .. hi - 1`` with probability
+        at least ``1 - alpha`` (see :attr:`error_bars` for what it accounts for)."""
+        lo, hi = self._pair(lo, hi)
+        lower, upper = self.intervals(np.array([lo]), np.array([hi]), alpha=alpha)
+        return float(lower[0]), float(upper[0])
+
+    def intervals(
+        self, los: object = None, his: object = None, *, alpha: float = 0.05
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Vectorised :meth:`interval`: lower and upper limits for each range; every bin
+        when ``los`` and ``his`` are omitted."""
+        if los is None and his is None:
+            los, his = np.arange(self.n), np.arange(1, self.n + 1)
+        lo, hi = self._bounds(los, his)
+        return self._model().intervals(lo, hi, self._prefix, alpha)
+
+    def _model(self) -> ErrorModel:
+        if self.uncertainty is None:
+            raise NoErrorBarError(f"method {self.method!r} states no error model")
+        return self.uncertainty
+
+    def _stderrs(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        return np.sqrt(self._model().variance(lo, hi, self._prefix))
+
+    def _pair(self, lo: int, hi: int) -> tuple[int, int]:
         lo, hi = _bound(lo, "lo", self.n), _bound(hi, "hi", self.n)
         if lo > hi:
             raise WorkloadError(f"range [lo={lo}, hi={hi}) has lo > hi")
-        return float(self._prefix[hi] - self._prefix[lo])
+        return lo, hi
 
-    def ranges(self, los: object, his: object) -> np.ndarray:
-        """Vectorised :meth:`range_sum` over arrays of bounds."""
+    def _bounds(self, los: object, his: object) -> tuple[np.ndarray, np.ndarray]:
         lo = np.asarray(los)
         hi = np.asarray(his)
         if lo.shape != hi.shape or not (
@@ -135,15 +230,7 @@ class Release:
             raise WorkloadError("los and his must be integer arrays of the same shape")
         if lo.size and (lo.min() < 0 or hi.max() > self.n or np.any(lo > hi)):
             raise WorkloadError(f"ranges must satisfy 0 <= lo <= hi <= n={self.n}")
-        return self._prefix[hi] - self._prefix[lo]
-
-    def answer(self, workload: Any) -> np.ndarray:
-        """Answers to every query of a :mod:`dphist.workloads` workload, in its order."""
-        if getattr(workload, "n", None) != self.n:
-            raise WorkloadError(
-                f"workload is over {getattr(workload, 'n', '?')} bins; this release has {self.n}"
-            )
-        return workload.answers(self._prefix)
+        return lo, hi
 
     def epsilon_at(self, delta: float) -> float:
         """The epsilon of the (epsilon, delta)-DP this release implies: its epsilon under
@@ -171,6 +258,8 @@ class Release:
             "n": self.n,
             "estimate": self.estimate.tolist(),
             "noise_variance": None if self.noise_variance is None else self.noise_variance.tolist(),
+            "stderr": None if self.stderr is None else self.stderr.tolist(),
+            "error_bars": self.error_bars,
             "groups": None if self.groups is None else self.groups.tolist(),
             "ledger": [c.to_dict() for c in self.ledger],
         }

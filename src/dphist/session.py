@@ -177,6 +177,7 @@ class Session:
             ),
             noise_variance=outcome.variance,
             groups=outcome.groups,
+            uncertainty=outcome.uncertainty,
             timings=outcome.timings,
             privacy_unit=self._unit,
             max_records=self._data.max_records,

@@ -255,6 +255,14 @@ class PrivateView:
         noisy = np.rint(exact / gf) * gf + gf * self._noise.discrete_gaussian(a, b, query.size)
         return Measurement(noisy, query, rho, variance, gf * gf * discrete_gaussian_variance(a, b))
 
+    def selection_epsilon(self, epsilon: object = None) -> Fraction:
+        """The pure epsilon a :meth:`select` with this ``epsilon`` (default: what the block
+        has left) runs at: under zCDP the largest epsilon with ``epsilon**2 / 2 <= rho``,
+        divided by the records per unit ``K`` (public arithmetic, reads nothing)."""
+        charged = self._epsilon(epsilon)
+        pure = pure_epsilon_within(charged) if self._zcdp else charged
+        return pure / self._k
+
     def select(self, selection: Selection, *, epsilon: object = None) -> Any:
         """Run a private selection (:mod:`~dphist._kernel.selection`) on the counts.
 

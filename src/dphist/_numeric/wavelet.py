@@ -30,6 +30,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from numba import njit
 from numpy.typing import ArrayLike
 
 from dphist.errors import ValidationError
@@ -39,10 +40,12 @@ __all__ = [
     "haar_forward",
     "haar_intervals",
     "haar_inverse",
+    "haar_inverse_adjoint",
     "haar_level_counts",
     "haar_sensitivity",
     "haar_size",
     "haar_weights",
+    "privelet_range_moment",
     "privelet_range_variance",
 ]
 
@@ -159,6 +162,29 @@ def haar_inverse(coeffs: ArrayLike, n: int) -> np.ndarray:
     return totals
 
 
+def haar_inverse_adjoint(a: ArrayLike, n: int) -> np.ndarray:
+    """The transpose of :func:`haar_inverse` applied to ``a`` (length ``n``): the weight
+    of each coefficient in ``sum_i a[i] * haar_inverse(c, n)[i]``. Bottom-up, a node
+    passes ``(g_left + g_right) / 2`` to its total and ``(g_left - g_right) / 2`` to its
+    difference. Time ``O(n)``."""
+    n = _check_n(n)
+    g = np.asarray(a, dtype=np.float64)
+    if g.shape != (n,):
+        raise ValidationError(f"a must have {n} entries, got shape {g.shape}")
+    counts = haar_level_counts(n)  # root level first
+    out = np.empty(haar_size(n))
+    end = out.size
+    for k in counts[::-1].tolist():
+        children = np.zeros(2 * k)
+        children[: g.size] = g
+        left, right = children[0::2], children[1::2]
+        out[end - k : end] = (left - right) / 2
+        end -= k
+        g = (left + right) / 2
+    out[0] = g[0]
+    return out
+
+
 def privelet_range_variance(n: int, lo: ArrayLike, hi: ArrayLike, lam: float) -> np.ndarray:
     """Noise variance of the Privelet answer to ``sum(x[lo:hi])`` (methods framework B.4).
 
@@ -171,6 +197,14 @@ def privelet_range_variance(n: int, lo: ArrayLike, hi: ArrayLike, lam: float) ->
     two per level). ``lo`` and ``hi`` broadcast (half-open, ``0 <= lo < hi <= n``);
     time ``O(m)`` per range.
     """
+    return 2.0 * float(lam) ** 2 * privelet_range_moment(n, lo, hi, 2)
+
+
+def privelet_range_moment(n: int, lo: ArrayLike, hi: ArrayLike, power: int) -> np.ndarray:
+    """``sum_c |w_c|**power`` over the coefficients ``c``, ``w_c`` the weight of
+    coefficient ``c`` in the Privelet answer to ``sum(x[lo:hi])`` (see
+    :func:`privelet_range_variance`, which is ``2 lam**2`` times the ``power = 2`` sum).
+    ``O(m)`` per range."""
     n = _check_n(n)
     lo_a, hi_a = np.broadcast_arrays(np.asarray(lo), np.asarray(hi))
     if lo_a.dtype.kind not in "iu" or hi_a.dtype.kind not in "iu":
@@ -178,20 +212,31 @@ def privelet_range_variance(n: int, lo: ArrayLike, hi: ArrayLike, lam: float) ->
     lo_a, hi_a = lo_a.astype(np.int64), hi_a.astype(np.int64)
     if np.any(lo_a < 0) or np.any(hi_a > n) or np.any(lo_a >= hi_a):
         raise ValidationError(f"ranges must satisfy 0 <= lo < hi <= n={n}")
-    m = haar_depth(n)
-    length = (hi_a - lo_a).astype(np.float64)
-    total = (length / float(1 << m)) ** 2
+    return _moments(haar_depth(n), lo_a.ravel(), hi_a.ravel(), int(power)).reshape(lo_a.shape)
 
-    def signed_overlap(start: np.ndarray, width: int) -> np.ndarray:
-        half = width // 2
-        left = np.clip(np.minimum(hi_a, start + half) - np.maximum(lo_a, start), 0, None)
-        right = np.clip(np.minimum(hi_a, start + width) - np.maximum(lo_a, start + half), 0, None)
-        return (left - right) / float(width)
 
-    for lev in range(1, m + 1):
-        width = 1 << lev
-        first = (lo_a // width) * width
-        last = ((hi_a - 1) // width) * width
-        total = total + signed_overlap(first, width) ** 2
-        total = total + np.where(last != first, signed_overlap(last, width) ** 2, 0.0)
-    return 2.0 * float(lam) ** 2 * total
+@njit(cache=True)
+def _moments(m, qlo, qhi, power):  # pragma: no cover - compiled
+    """Per range: the base coefficient's weight and, per level, the (at most two) nodes
+    holding an end of the range without lying inside it."""
+    out = np.empty(qlo.size)
+    for q in range(qlo.size):
+        a, b = qlo[q], qhi[q]
+        total = abs((b - a) / float(1 << m)) ** power
+        for lev in range(1, m + 1):
+            width = 1 << lev
+            first = (a // width) * width
+            last = ((b - 1) // width) * width
+            total += abs(_signed_overlap(a, b, first, width)) ** power
+            if last != first:
+                total += abs(_signed_overlap(a, b, last, width)) ** power
+        out[q] = total
+    return out
+
+
+@njit(cache=True)
+def _signed_overlap(a, b, start, width):  # pragma: no cover - compiled
+    half = width // 2
+    left = max(min(b, start + half) - max(a, start), 0)
+    right = max(min(b, start + width) - max(a, start + half), 0)
+    return (left - right) / float(width)

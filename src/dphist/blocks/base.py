@@ -52,7 +52,10 @@ class State:
     (identity order when ``order`` is None). ``variance`` is the per-bin noise
     variance of ``estimate`` where a block can state it. ``budgets`` holds every
     block's resolved epsilon (public: it follows from the method's shares), a rho
-    when ``definition`` is ``"zcdp"``.
+    when ``definition`` is ``"zcdp"``. ``uncertainty`` is the
+    :class:`~dphist.uncertainty.ErrorModel` of ``estimate`` in the *original* bin order;
+    a block that changes ``estimate`` without stating a new one leaves None (no error
+    bar rather than a stale one).
     """
 
     n: int
@@ -64,9 +67,13 @@ class State:
     budgets: Mapping[str, Fraction] = field(default_factory=dict)
     notes: Mapping[str, Any] = field(default_factory=dict)
     definition: str = "pure"
+    uncertainty: Any = None
 
     def with_(self, **changes: Any) -> State:
-        """A copy with ``changes`` applied (states are immutable)."""
+        """A copy with ``changes`` applied (states are immutable); a new ``estimate``
+        without a new ``uncertainty`` drops the old one."""
+        if "estimate" in changes and "uncertainty" not in changes:
+            changes["uncertainty"] = None
         return replace(self, **changes)
 
 
@@ -119,6 +126,9 @@ class Block:
     #: Gaussian noise and charges selections in rho, and any planning from a later
     #: block's budget goes through :func:`planned_variance` (``state.definition``).
     zcdp: ClassVar[bool] = False
+    #: True when the block alone publishes an unbiased estimate whose noise does not
+    #: depend on the data: its error is known before release (``dphist.accuracy``).
+    unbiased: ClassVar[bool] = False
     constraints: ClassVar[Mapping[str, Constraint]] = {}
     optional: ClassVar[frozenset[str]] = frozenset()
 

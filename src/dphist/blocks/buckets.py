@@ -16,8 +16,10 @@ from .._numeric.bucketing import (
 )
 from .._numeric.segment import labels_from_starts
 from ..errors import CompositionError
+from ..uncertainty import GroupNoise, ScatteredNoise
 from .base import Block, State, planned_variance, to_original_order, weighting_variance
 from .constraints import Options, rules
+from .error_bars import grouping_model
 
 __all__ = ["BucketPartition", "WeightedAverage"]
 
@@ -91,7 +93,15 @@ class WeightedAverage(Block):
         mean_in = np.bincount(labels, weights=state.noisy) / sizes
         mean_f = m.values / sizes
         bucket = alpha1 * mean_in + alpha2 * mean_f
+        per_bin = waf_variance(sizes, var_in=var_in, var_f=var_f)
+        original = to_original_order(labels, state.order)
+        total_var = per_bin * sizes.astype(np.float64) ** 2
+        if state.order is None:
+            noise = GroupNoise(state.n, np.flatnonzero(np.diff(labels, prepend=-1)), total_var)
+        else:
+            noise = ScatteredNoise(original, total_var)
         return state.with_(
             estimate=bucket[labels],
-            variance=waf_variance(sizes, var_in=var_in, var_f=var_f)[labels],
+            variance=per_bin[labels],
+            uncertainty=grouping_model(state, noise, original),
         )

@@ -17,8 +17,10 @@ from .._numeric.clustering import (
 )
 from .._numeric.segment import labels_from_starts, segment
 from ..errors import CompositionError
+from ..uncertainty import GroupNoise
 from .base import Block, State, mean_absolute_noise, planned_variance
 from .constraints import Interval, Options, rules
+from .error_bars import grouping_model
 from .smoothing import equivalent_epsilon
 
 __all__ = [
@@ -175,6 +177,11 @@ class NoisyMeans(Block):
         labels = labels_from_starts(starts, state.n)
         sizes = np.bincount(labels)
         means = np.bincount(labels, weights=state.noisy) / sizes
+        noise = GroupNoise(state.n, starts, var * sizes)  # a group's total sums its noisy bins
+        model = grouping_model(state.with_(labels=labels), noise, labels)
         return state.with_(
-            labels=labels, estimate=means[labels], variance=var / sizes[labels].astype(float)
+            labels=labels,
+            estimate=means[labels],
+            variance=var / sizes[labels].astype(float),
+            uncertainty=model,
         )

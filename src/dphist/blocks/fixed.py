@@ -8,10 +8,18 @@ import numpy as np
 
 from .._kernel import PrivateView
 from .._kernel.operators import WeightedIntervalSums
-from .._numeric.greedyh import estimate_totals, greedy_h, implicit_gram, total_variances
+from .._numeric.greedyh import (
+    GreedyHStrategy,
+    estimate_totals,
+    greedy_h,
+    implicit_gram,
+    total_variances,
+)
 from ..errors import CompositionError
-from .base import Block, State
+from ..uncertainty import TreeNoise
+from .base import Block, State, weighting_variance
 from .constraints import Options, rules
+from .error_bars import grouping_model
 
 __all__ = ["FixedQueries"]
 
@@ -26,9 +34,10 @@ class FixedQueries(Block):
     all ranges) and PMM (``workload="prefix"``) blocks of Kellaris et al., PVLDB
     2017, §4 and §5.2. The workload's Gram matrix reduced to the groups comes from
     closed forms and is kept implicit (``O(|G|)`` numbers); GreedyH picks a weighted
-    tree of range queries over the groups, and least squares on that tree gives the
-    group totals and their variances. No ``|G| x |G|`` matrix is built (time
-    ``O(N + |G| log |G|)``, memory ``O(N)``), so the number of groups is not limited.
+    tree of range queries over the groups, and least squares on that tree (weighted by
+    each answer's exact noise variance) gives the group totals and their variances. No
+    ``|G| x |G|`` matrix is built (time ``O(N + |G| log |G|)``, memory ``O(N)``), so the
+    number of groups is not limited.
     Privacy: the groups are public (released earlier); the strategy's queries are
     interval sums with weights, and the kernel computes their exact weighted coverage
     (1 when the weights along every root-to-leaf path sum to 1) and scales each
@@ -57,13 +66,50 @@ class FixedQueries(Block):
         lo = starts[strategy.lo]
         hi = starts[strategy.hi - 1] + sizes[strategy.hi - 1]
         m = view.measure(WeightedIntervalSums(state.n, lo, hi, tuple(strategy.weight.tolist())))
-        answers = strategy.weight * m.values
-        totals = estimate_totals(strategy, answers)
-        # every weighted answer has (about) the same noise variance w^2 Var
-        sigma2 = float(np.mean(strategy.weight**2 * m.variance))
-        total_var = sigma2 * total_variances(strategy)
+        # query k observes its range total with variance m.variance[k]: least squares
+        # with weights 1/sqrt(variance) and unit-variance answers is the exact GLS
+        var = weighting_variance(np.broadcast_to(m.variance, strategy.weight.shape))
+        exact = GreedyHStrategy(strategy.lo, strategy.hi, 1.0 / np.sqrt(var), strategy.n_groups)
+        totals = estimate_totals(exact, exact.weight * m.values)
+        total_var = total_variances(exact)
         per_bin = sizes[labels].astype(np.float64)
+        noise = _strategy_noise(exact, lo, hi, var, sizes, labels)
         return state.with_(
             estimate=totals[labels] / per_bin,
             variance=total_var[labels] / per_bin**2,
+            uncertainty=grouping_model(state, noise, labels),
         )
+
+
+def _strategy_noise(
+    strategy: GreedyHStrategy,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    var: np.ndarray,
+    sizes: np.ndarray,
+    labels: np.ndarray,
+) -> TreeNoise:
+    """The strategy's tree in bins: a root holding the top queries, each query's bins
+    ``[lo, hi)`` and observation variance; a childless query spreads its total evenly
+    over its groups, each group evenly over its bins."""
+    q = strategy.n_queries
+    parent = strategy.parent + 1  # node 0 is the root; query k is node k + 1
+    order = np.argsort(parent, kind="stable")  # children in pre-order, left to right
+    ptr = np.zeros(q + 2, dtype=np.int64)
+    np.cumsum(np.bincount(parent, minlength=q + 1), out=ptr[1:])
+    kids = order + 1
+    n = labels.size
+    leaf = np.bincount(parent, minlength=q + 1)[1:] == 0
+    groups_per_leaf = np.zeros(strategy.n_groups)
+    for_group = np.repeat(np.flatnonzero(leaf), (strategy.hi - strategy.lo)[leaf])
+    groups_per_leaf[:] = (strategy.hi - strategy.lo)[for_group]
+    shares = 1.0 / (groups_per_leaf[labels] * sizes[labels])
+    return TreeNoise.nodes(
+        n,
+        np.concatenate(([0], lo)),
+        np.concatenate(([n], hi)),
+        ptr,
+        kids,
+        np.concatenate(([np.inf], var)),
+        shares,
+    )

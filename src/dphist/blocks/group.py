@@ -8,7 +8,9 @@ import numpy as np
 
 from .._kernel import GroupSums, PrivateView
 from ..errors import CompositionError
+from ..uncertainty import GroupNoise, ScatteredNoise
 from .base import Block, State, to_original_order
+from .error_bars import grouping_model, tail_of
 
 __all__ = ["GroupTotals"]
 
@@ -32,9 +34,17 @@ class GroupTotals(Block):
         if state.labels is None:
             raise CompositionError("group_totals needs a grouping block before it")
         labels = state.labels
-        m = view.measure(GroupSums(to_original_order(labels, state.order)))
+        original = to_original_order(labels, state.order)
+        m = view.measure(GroupSums(original))
         sizes = np.bincount(labels).astype(np.float64)
+        tail = tail_of(m, view)
+        if state.order is None:
+            starts = np.flatnonzero(np.diff(labels, prepend=-1))
+            noise = GroupNoise(state.n, starts, m.variance, tail)
+        else:
+            noise = ScatteredNoise(original, m.variance, tail)
         return state.with_(
             estimate=(m.values / sizes)[labels],
             variance=(m.variance / sizes**2)[labels],
+            uncertainty=grouping_model(state, noise, original),
         )

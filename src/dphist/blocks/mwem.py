@@ -9,6 +9,7 @@ from numba import njit
 
 from .._kernel import GroupSums, IntervalSums, PrivateView, WorstQuery, as_fraction
 from .._numeric.tree import tree_layout
+from ..uncertainty import ErrorModel
 from .base import Block, State
 from .constraints import Interval, Options, Share, rules
 
@@ -80,7 +81,13 @@ class MultiplicativeWeights(Block):
             inside = _inside(cuts, np.array(measured_lo), np.array(measured_hi))
             mass = _replay(mass, inside, np.array(values), total, self.replays)
         lengths = np.diff(cuts)
-        return state.with_(estimate=np.repeat(mass / lengths, lengths))
+        return state.with_(
+            estimate=np.repeat(mass / lengths, lengths),
+            uncertainty=ErrorModel.without(
+                "MWEM's estimate is a nonlinear function of its noisy answers and of queries "
+                "chosen from the data; nothing released bounds its error"
+            ),
+        )
 
 
 def _candidates(n: int, queries: str) -> tuple[np.ndarray, np.ndarray]:

@@ -42,4 +42,5 @@ class SortByNoisy(Block):
             noisy=noisy,
             estimate=noisy if same else permute(state.estimate),
             variance=permute(state.variance),
+            uncertainty=state.uncertainty,  # kept in the original bin order
         )

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._kernel import GroupSums, Identity, PrivateView, TotalAndSupport
+from ..uncertainty import Bracket, ErrorModel, GroupNoise, Groups
 from .base import Block, State, constant
+from .error_bars import tail_of
 
 __all__ = ["AutoFeatures", "NoisyBins", "NoisyTotal"]
 
@@ -17,17 +19,28 @@ class NoisyBins(Block):
     """Noisy count of every bin (the Laplace mechanism, Dwork et al. 2006).
 
     Privacy: one measurement of the identity query (sensitivity 1) with the block's
-    whole share. The noisy counts become both ``noisy`` and the current ``estimate``.
+    whole share. The noisy counts become both ``noisy`` and the current ``estimate``;
+    each bin's error is one draw of the noise.
     """
 
     label = "noisy_bins"
     zcdp = True
+    unbiased = True
     spends = True
 
     def run(self, state: State, view: PrivateView | None) -> State:
         m = view.measure(Identity(view.n))
         noisy = m.values.astype(np.float64)
-        return state.with_(noisy=noisy, estimate=noisy, variance=constant(state.n, m.variance))
+        n = state.n
+        model = ErrorModel(GroupNoise(n, np.arange(n), m.variance, tail_of(m, view)))
+        notes = {**state.notes, "first_stage": (noisy, model)}
+        return state.with_(
+            noisy=noisy,
+            estimate=noisy,
+            variance=constant(n, m.variance),
+            uncertainty=model,
+            notes=notes,
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,6 +48,8 @@ class NoisyTotal(Block):
     """Noisy total spread evenly over all bins (the Uniform baseline).
 
     Privacy: one measurement of the total (sensitivity 1) with the block's share.
+    The estimate is biased wherever the counts are not flat; its intervals bracket a
+    range between 0 and the whole total (counts are never negative).
     """
 
     label = "noisy_total"
@@ -44,9 +59,12 @@ class NoisyTotal(Block):
     def run(self, state: State, view: PrivateView | None) -> State:
         m = view.measure(GroupSums(np.zeros(view.n, dtype=np.int64)))
         total = float(m.values[0])
+        n = state.n
+        noise = GroupNoise(n, np.zeros(1), m.variance, tail_of(m, view))
         return state.with_(
-            estimate=np.full(state.n, total / state.n),
-            variance=constant(state.n, m.variance / state.n**2),
+            estimate=np.full(n, total / n),
+            variance=constant(n, m.variance / n**2),
+            uncertainty=ErrorModel(noise, Bracket(Groups(np.zeros(n)))),
         )
 
 

@@ -13,6 +13,7 @@ from .._numeric.tree import TreeLayout, tree_layout
 from ..errors import CompositionError
 from .base import Block, State, mean_absolute_noise, planned_variance, weighting_variance
 from .constraints import Interval, Options, rules
+from .error_bars import select_groups
 
 __all__ = [
     "AbsoluteErrorGrouping",
@@ -142,10 +143,13 @@ class AbsoluteErrorGrouping(Block):
             state.order,
             int(self.split_fanout),
         )
-        chosen = view.select(selection)
-        if isinstance(selection, BiasedSplit):
-            chosen = np.sort(selection.tree.lo[chosen])
-        return state.with_(labels=labels_from_starts(chosen, state.n))
+        if not isinstance(selection, BiasedSplit):
+            chosen = view.select(selection)
+            return state.with_(labels=labels_from_starts(chosen, state.n))
+        chosen, bound = select_groups(view, selection, selection.tree)
+        starts = np.sort(selection.tree.lo[chosen])
+        notes = {**state.notes, "split_bound": bound}
+        return state.with_(labels=labels_from_starts(starts, state.n), notes=notes)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -170,5 +174,7 @@ class DensitySplit(Block):
     def run(self, state: State, view: PrivateView | None) -> State:
         tree = tree_layout(state.n, int(self.fanout))
         selection = BiasedSplit(tree, "count", float(self.threshold), state.order)
-        starts = np.sort(tree.lo[view.select(selection)])
-        return state.with_(labels=labels_from_starts(starts, state.n))
+        chosen, bound = select_groups(view, selection, tree)
+        starts = np.sort(tree.lo[chosen])
+        notes = {**state.notes, "split_bound": bound}
+        return state.with_(labels=labels_from_starts(starts, state.n), notes=notes)

@@ -18,6 +18,7 @@ from .._kernel.operators import FourierCoefficients
 from .._kernel.selection import inverse_fourier
 from .._numeric.segment import labels_from_starts
 from ..errors import CompositionError, DataDependentParameterError
+from ..uncertainty import ErrorModel
 from .base import Block, State, mean_absolute_noise
 from .constraints import Interval, rules
 
@@ -146,7 +147,14 @@ class FourierRelease(Block):
         # independent noise of variance m.variance on each kept coefficient: a bin's
         # variance is that times the sum over kept rows of phi[r, j]^2
         phi_sq = _kept_row_energy(state.n, k)
-        return state.with_(estimate=inverse_fourier(coeffs), variance=m.variance * phi_sq)
+        return state.with_(
+            estimate=inverse_fourier(coeffs),
+            variance=m.variance * phi_sq,
+            uncertainty=ErrorModel.without(
+                "EFPA drops the Fourier coefficients past a number chosen from the data; "
+                "nothing released bounds the error of the dropped ones"
+            ),
+        )
 
 
 def _kept_row_energy(n: int, k: int) -> np.ndarray:

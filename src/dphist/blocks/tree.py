@@ -21,8 +21,10 @@ from .._numeric.tree import (
     tree_layout,
 )
 from ..errors import CompositionError
+from ..uncertainty import ErrorModel, TreeNoise, layout_tree
 from .base import Block, State, planned_variance, weighting_variance
 from .constraints import AnyOf, Interval, Options, rules
+from .error_bars import grouping_model, law_of, select_groups
 from .smoothing import NOISE_MODES, l1_selection
 
 __all__ = [
@@ -106,7 +108,8 @@ def _consistent_levels(
         var[lev] = float(weighting_variance(m.variance))
         del m
     est_var = level_consistency(layout, y, var, return_var=True)
-    return state.with_(estimate=y[layout.leaf_slice], variance=est_var)
+    model = ErrorModel(TreeNoise.levels(layout, var, law_of(view)))
+    return state.with_(estimate=y[layout.leaf_slice], variance=est_var, uncertainty=model)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,6 +126,7 @@ class Hierarchy(Block):
 
     label = "tree"
     zcdp = True
+    unbiased = True
     spends = True
     constraints = TREE
     fanout: object = 16
@@ -153,6 +157,7 @@ class OptimizedHierarchy(Block):
 
     label = "tree"
     zcdp = True
+    unbiased = True
     spends = True
     constraints = rules(workload=Options(*WORKLOADS))
     workload: str = "all"
@@ -243,8 +248,12 @@ class TreeCutAbsolute(_TreeCut):
         layout, final_var = self._setup(state)
         # expected absolute publication error: sqrt(V/2) for Laplace, sqrt(2V/pi) Gaussian
         spread = 2.0 / np.pi if state.definition == "zcdp" else 0.5
-        cut = view.select(l1_selection(self.noise, layout, np.sqrt(final_var * spread), state.n))
-        return state.with_(notes={**state.notes, "tree": layout, "cut": cut})
+        selection = l1_selection(self.noise, layout, np.sqrt(final_var * spread), state.n)
+        if self.noise != "certified":
+            cut = view.select(selection)
+            return state.with_(notes={**state.notes, "tree": layout, "cut": cut})
+        cut, bound = select_groups(view, selection, layout)
+        return state.with_(notes={**state.notes, "tree": layout, "cut": cut, "split_bound": bound})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -290,8 +299,10 @@ class FrontierRelease(Block):
         sizes = layout.hi[groups] - layout.lo[groups]
         labels = np.repeat(np.arange(groups.size), sizes)
         per_bin = sizes[labels].astype(np.float64)
+        noise = TreeNoise(layout_tree(layout, var, leaves=cut), law=law_of(view))
         return state.with_(
             labels=labels,
             estimate=est[groups][labels] / per_bin,
             variance=est_var[groups][labels] / per_bin**2,
+            uncertainty=grouping_model(state.with_(labels=labels), noise, labels),
         )

@@ -9,7 +9,9 @@ import numpy as np
 from .._kernel import PrivateView
 from .._kernel.operators import SignedIntervalSums
 from .._numeric.wavelet import haar_intervals, haar_inverse, privelet_range_variance
+from ..uncertainty import ErrorModel, HaarNoise
 from .base import Block, State
+from .error_bars import law_of
 
 __all__ = ["HaarCoefficients"]
 
@@ -29,6 +31,7 @@ class HaarCoefficients(Block):
 
     label = "haar"
     zcdp = True
+    unbiased = True
     spends = True
 
     def run(self, state: State, view: PrivateView | None) -> State:
@@ -38,4 +41,5 @@ class HaarCoefficients(Block):
         lam = float(np.sqrt(m.variance / 2.0))
         bins = np.arange(state.n)
         variance = privelet_range_variance(state.n, bins, bins + 1, lam)
-        return state.with_(estimate=estimate, variance=variance)
+        model = ErrorModel(HaarNoise(state.n, m.variance, law_of(view)))
+        return state.with_(estimate=estimate, variance=variance, uncertainty=model)

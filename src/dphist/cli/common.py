@@ -9,6 +9,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any
 
+import numpy as np
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -164,6 +165,23 @@ def status(release: Any, seed: int | None) -> list[str]:
 def say(console: Console, *lines: str) -> None:
     for line in lines:
         console.print(Text(line))
+
+
+def error_summary(release: Release, alpha: float = 0.05) -> list[str]:
+    """What the error bars of ``release`` look like, in a line or two."""
+    if release.stderr is None:
+        reason = release.error_bars.removeprefix("nothing: ")
+        return [f"Error bars: none. {reason[:1].upper()}{reason[1:]}."]
+    lower, upper = release.intervals(alpha=alpha)
+    half = float(np.median((upper - lower) / 2.0))
+    lo_all, hi_all = release.interval(0, release.n, alpha=alpha)
+    level = f"{1 - alpha:.0%}"
+    return [
+        f"Error bars ({level}): a bin's interval is typically ±{half:,.2f} (median over bins); "
+        f"the total {release.range_sum(0, release.n):,.1f} lies in "
+        f"[{lo_all:,.1f}, {hi_all:,.1f}].",
+        f"They cover {release.error_bars}.",
+    ]
 
 
 def ledger_table(release: Release) -> Table:

@@ -21,6 +21,7 @@ from .common import (
     Epsilon,
     Seed,
     app,
+    error_summary,
     exact,
     ledger_table,
     new_console,
@@ -35,14 +36,24 @@ DEFAULT_PLOT = Path("dphist-demo.png")
 
 def _range_table(true: np.ndarray, release: Release) -> Table:
     n = true.size
+    bars = release.stderr is not None
     table = Table(title="Counts by range of bins")
-    for name in ("bins", "true", "private", "abs. error"):
+    names = ["bins", "true", "private", "abs. error"]
+    names += ["stderr", "95% interval", "holds"] if bars else []
+    for name in names:
         table.add_column(name, justify="left" if name == "bins" else "right")
     bounds = np.linspace(0, n, min(8, n) + 1).round().astype(int)
     spans = [(f"{lo}-{hi - 1}", lo, hi) for lo, hi in itertools.pairwise(bounds.tolist())]
     for label, lo, hi in [*spans, ("all", 0, n)]:
         exact, private = int(true[lo:hi].sum()), release.range_sum(lo, hi)
         row = [label, f"{exact:,}", f"{private:,.1f}", f"{abs(private - exact):,.1f}"]
+        if bars:
+            low, high = release.interval(lo, hi)
+            row += [
+                f"±{release.range_stderr(lo, hi):,.1f}",
+                f"{low:,.0f} to {high:,.0f}",
+                "yes" if low <= exact <= high else "no",
+            ]
         if label == "all":
             table.add_section()
         table.add_row(*row)
@@ -97,7 +108,11 @@ def demo(
     )
     console.print(_range_table(true, release))
     mae = float(np.mean(np.abs(release.estimate - true)))
-    say(console, f"Mean absolute error per bin: {mae:.2f}")
+    say(console, f"Mean absolute error per bin: {mae:.2f}", *error_summary(release))
+    if release.stderr is not None:
+        lower, upper = release.intervals()
+        held = float(np.mean((lower <= true) & (true <= upper)))
+        say(console, f"The 95% intervals hold the true count of {held:.0%} of the bins.")
     console.print(ledger_table(release))
     say(console, *status(release, seed), f"Plot: {note}")
 

@@ -29,6 +29,7 @@ from .common import (
     budget,
     budget_lines,
     delta_record,
+    error_summary,
     ledger_table,
     new_console,
     number,
@@ -115,18 +116,24 @@ def _counting_progress(source: Path) -> Iterator[Any]:
 
 def _preview(binning: ingest.Binning, release: Release) -> Table:
     table = Table(title="Private histogram")
-    for name, justify in (("bin", "right"), ("label", "left"), ("estimate", "right")):
+    bars = release.stderr is not None
+    columns = [("bin", "right"), ("label", "left"), ("estimate", "right")]
+    for name, justify in columns + ([("95% interval", "right")] if bars else []):
         table.add_column(name, justify=justify)
     n = binning.n
     edge = PREVIEW_ROWS
     shown = range(n) if n <= 2 * edge else [*range(edge), -1, *range(n - edge, n)]
     labels = binning.labels() if n <= 2 * edge else None
+    lower, upper = release.intervals() if bars else (None, None)
     for i in shown:
         if i < 0:
-            table.add_row("…", "…", "…")
+            table.add_row(*["…"] * len(table.columns))
             continue
         label = labels[i] if labels is not None else binning.label(i)
-        table.add_row(str(i), label, f"{release.estimate[i]:,.2f}")
+        row = [str(i), label, f"{release.estimate[i]:,.2f}"]
+        if bars:
+            row.append(f"[{lower[i]:,.1f}, {upper[i]:,.1f}]")
+        table.add_row(*row)
     return table
 
 
@@ -270,6 +277,7 @@ def _report(
         say(console, f"Chosen by auto: {release.params['auto']['reason']}")
     if preview:
         console.print(_preview(req.binning, release))
+    say(console, *error_summary(release))
     console.print(ledger_table(release))
     fate = "clipped into the end bins" if req.policy == "clip" else "dropped"
     say(

@@ -28,9 +28,11 @@ class Outcome:
     """What one run of a method released, in the original bin order.
 
     ``variance`` is the per-bin noise variance where the method states it; ``groups``
-    the released grouping of the bins (if any); ``timings`` the seconds per block (they
-    depend on the data: for experiments, never for a release's files); ``state`` the
-    blocks' final state in working order (released values only: for stage audits).
+    the released grouping of the bins (if any); ``uncertainty`` the error model of the
+    estimate (:mod:`dphist.uncertainty`; None when the last block states none);
+    ``timings`` the seconds per block (they depend on the data: for experiments, never
+    for a release's files); ``state`` the blocks' final state in working order
+    (released values only: for stage audits).
     """
 
     estimate: np.ndarray
@@ -39,6 +41,7 @@ class Outcome:
     ledger: tuple[Charge, ...]
     timings: dict[str, float] = field(default_factory=dict)
     state: State | None = None
+    uncertainty: Any = None
 
     @property
     def certified(self) -> bool:
@@ -96,4 +99,5 @@ def run(
         ledger=budget.ledger,
         timings=timings,
         state=state,
+        uncertainty=state.uncertainty,
     )

@@ -167,6 +167,11 @@ class GreedyHStrategy:
         """Number of weighted queries to answer."""
         return int(self.lo.shape[0])
 
+    @property
+    def parent(self) -> np.ndarray:
+        """Each query's parent in the tree (its nearest enclosing query), ``-1`` for none."""
+        return self._parent
+
 
 # --------------------------------------------------------------------------- GreedyH
 
