@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._kernel import GroupSums, Identity, PrivateView, TotalAndSupport
-from ..uncertainty import Bracket, ErrorModel, GroupNoise, Groups
+from ..uncertainty import BinNoise, Bracket, ErrorModel, GroupNoise, Groups
 from .base import Block, State, constant
 from .error_bars import tail_of
 
@@ -32,7 +32,7 @@ class NoisyBins(Block):
         m = view.measure(Identity(view.n))
         noisy = m.values.astype(np.float64)
         n = state.n
-        model = ErrorModel(GroupNoise(n, np.arange(n), m.variance, tail_of(m, view)))
+        model = ErrorModel(BinNoise(n, m.variance, tail_of(m, view)))
         notes = {**state.notes, "first_stage": (noisy, model)}
         return state.with_(
             noisy=noisy,

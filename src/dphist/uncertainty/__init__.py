@@ -14,7 +14,7 @@ from .bias import (
     SplitBound,
 )
 from .model import ErrorModel, NoErrorBarError, workload_total
-from .noise import GroupNoise, HaarNoise, NoiseModel, ScatteredNoise, TreeNoise, layout_tree
+from .noise import BinNoise, GroupNoise, HaarNoise, NoiseModel, ScatteredNoise, TreeNoise, layout_tree
 from .tails import Tail, check_alpha, mixed_tail, normal_quantile
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "Bracket",
     "ErrorModel",
     "FirstStage",
+    "BinNoise",
     "GroupNoise",
     "Groups",
     "HaarNoise",

@@ -6,7 +6,8 @@ spread evenly over its bins: identity, uniform, and every publication of a group
 :class:`ScatteredNoise` (the same for groups scattered over the bins by a sort),
 :class:`TreeNoise` (least squares over a tree of measured interval totals: H, HB,
 Boost, OPT-H, the hierarchical and GreedyH publications) and :class:`HaarNoise`
-(Privelet). Each gives the variance of the estimate of any range ``[lo, hi)``
+(Privelet), and :class:`BinNoise` (one independent draw per bin: identity, in
+``O(1)`` memory). Each gives the variance of the estimate of any range ``[lo, hi)``
 (``O(log N)`` or better per range, never an ``N x N`` matrix), of any weighted sum of
 the bins, and says when a range's noise is one draw of the kernel's noise times a
 coefficient (so intervals can use its exact tail), and the fourth cumulant of any
@@ -37,6 +38,7 @@ from ..errors import ValidationError
 from .tails import Tail, fourth_cumulant
 
 __all__ = [
+    "BinNoise",
     "GroupNoise",
     "HaarNoise",
     "NoiseModel",
@@ -99,12 +101,12 @@ class GroupNoise(NoiseModel):
         self.tail = tail
         self.law = law or (tail.kind if tail is not None else "laplace")
         self._k4 = fourth_cumulant(self.total_variance, self.law)
-        self._label = np.repeat(np.arange(starts.size), self.sizes.astype(np.int64))
         self._cum_var = np.concatenate(([0.0], np.cumsum(self.total_variance)))
         self._cum_k4 = np.concatenate(([0.0], np.cumsum(self._k4)))
 
     def group_of(self, k: np.ndarray) -> np.ndarray:
-        return self._label[np.clip(k, 0, self.n - 1)]
+        k = np.clip(k, 0, self.n - 1)
+        return np.searchsorted(self.starts, k, side="right") - 1
 
     def _sum(self, lo, hi, per_group: np.ndarray, cum: np.ndarray, power: int) -> np.ndarray:
         """``sum_g (share of g's bins in the range)**power * per_group[g]`` (``cum``: the
@@ -128,9 +130,8 @@ class GroupNoise(NoiseModel):
         return self._sum(lo, hi, self._k4, self._cum_k4, 4)
 
     def functional_variance(self, a):
-        a = np.asarray(a, dtype=np.float64)
-        labels = np.repeat(np.arange(self.starts.size), self.sizes.astype(np.int64))
-        mean = np.bincount(labels, weights=a, minlength=self.starts.size) / self.sizes
+        cum = np.concatenate(([0.0], np.cumsum(np.asarray(a, dtype=np.float64))))
+        mean = (cum[self.ends] - cum[self.starts]) / self.sizes
         return float(np.dot(mean**2, self.total_variance))
 
     def single(self, lo, hi):
@@ -147,6 +148,44 @@ class GroupNoise(NoiseModel):
         lo, hi = np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
         gb = self.group_of(np.maximum(hi - 1, 0))
         return (self.starts[self.group_of(lo)] == lo) & (self.ends[gb] == hi)
+
+
+class BinNoise(NoiseModel):
+    """One independent draw of variance ``variance`` on every bin (identity, and the
+    first stage of the two-stage methods): :class:`GroupNoise` with unit groups, held
+    in ``O(1)`` memory so a release of 10**8 bins carries no per-bin model arrays."""
+
+    def __init__(self, n: int, variance: float, tail: Tail | None = None, law=None):
+        self.n = int(n)
+        self.bin_variance = float(variance)
+        self.tail = tail
+        self.law = law or (tail.kind if tail is not None else "laplace")
+        self._k4 = float(fourth_cumulant(self.bin_variance, self.law))
+
+    @staticmethod
+    def _width(lo, hi) -> np.ndarray:
+        lo, hi = np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
+        return np.maximum(hi - lo, 0).astype(np.float64)
+
+    def variance(self, lo, hi):
+        return self._width(lo, hi) * self.bin_variance
+
+    def fourth_cumulant(self, lo, hi):
+        return self._width(lo, hi) * self._k4
+
+    def functional_variance(self, a):
+        a = np.asarray(a, dtype=np.float64)
+        return float(np.dot(a, a)) * self.bin_variance
+
+    def single(self, lo, hi):
+        if self.tail is None:
+            return np.zeros(np.shape(lo))
+        return (self._width(lo, hi) == 1).astype(np.float64)
+
+    def integral(self, lo, hi):
+        if self.tail is None:
+            return np.zeros(np.shape(lo), dtype=bool)
+        return self._width(lo, hi) > 0
 
 
 class ScatteredNoise(NoiseModel):
