@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
+from numba import njit
 
 from ..errors import ValidationError
 from .budget import as_fraction
@@ -189,9 +190,17 @@ class GroupSums(Query):
         return Fraction(1)
 
     def apply(self, x: np.ndarray) -> np.ndarray:
-        # float64 sums are exact: sealed counts total at most 2**53 (the count cap)
-        sums = np.bincount(self.labels, weights=x, minlength=self.groups)
-        return sums.astype(np.int64)
+        # integer sums, exact (sealed counts total at most 2**53, the count cap), with
+        # no float copy of the counts
+        return _group_sums(self.labels, np.asarray(x, dtype=np.int64), self.groups)
+
+
+@njit(cache=True)
+def _group_sums(labels, x, groups):  # pragma: no cover - compiled
+    out = np.zeros(groups, dtype=np.int64)
+    for i in range(labels.size):
+        out[labels[i]] += x[i]
+    return out
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ __all__ = [
     "level_range_variances",
     "range_fourth_cumulants",
     "range_variances",
+    "runs_in_order",
     "subtree_kurtosis",
     "tree_factors",
 ]
@@ -396,6 +397,19 @@ def _functional(lo, hi, ptr, kids, w, big_w, share):  # pragma: no cover - compi
         h[v] = s1 / big_w[v]
         total += s2 - s1 * s1 / big_w[v]
     return total + h[0] * h[0] * w[0]
+
+
+@njit(cache=True)
+def runs_in_order(labels):  # pragma: no cover - compiled
+    """True when ``labels`` numbers contiguous runs of bins 0, 1, 2, ... from the left
+    (each group one run, groups by first bin): one pass, no temporary arrays."""
+    if labels.size == 0 or labels[0] != 0:
+        return False
+    for i in range(1, labels.size):
+        step = labels[i] - labels[i - 1]
+        if step != 0 and step != 1:
+            return False
+    return True
 
 
 def group_range_sums(

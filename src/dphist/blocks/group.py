@@ -33,18 +33,23 @@ class GroupTotals(Block):
     def run(self, state: State, view: PrivateView | None) -> State:
         if state.labels is None:
             raise CompositionError("group_totals needs a grouping block before it")
-        labels = state.labels
-        original = to_original_order(labels, state.order)
+        # the groups in the original bin order: the run ends here, so the estimate is
+        # built in that order at once (no working-order copies to restore at the end)
+        original = to_original_order(state.labels, state.order)
         m = view.measure(GroupSums(original))
-        sizes = np.bincount(labels).astype(np.float64)
-        tail = tail_of(m, view)
+        totals, total_var, tail = m.values, m.variance, tail_of(m, view)
+        del m  # its query holds a copy of the labels
+        sizes = np.bincount(original).astype(np.float64)
         if state.order is None:
-            starts = np.flatnonzero(np.diff(labels, prepend=-1))
-            noise = GroupNoise(state.n, starts, m.variance, tail)
+            starts = np.flatnonzero(np.diff(original, prepend=-1))
+            noise = GroupNoise(state.n, starts, total_var, tail)
         else:
-            noise = ScatteredNoise(original, m.variance, tail)
-        return state.with_(
-            estimate=(m.values / sizes)[labels],
-            variance=(m.variance / sizes**2)[labels],
-            uncertainty=grouping_model(state, noise, original),
+            noise = ScatteredNoise(original, total_var, tail)
+        estimate = (totals / sizes)[original]
+        variance = (total_var / sizes**2)[original]
+        done = state.with_(order=None, noisy=None, labels=original)
+        return done.with_(
+            estimate=estimate,
+            variance=variance,
+            uncertainty=grouping_model(done, noise, original),
         )

@@ -31,6 +31,8 @@ class SortByNoisy(Block):
             raise CompositionError("order needs noisy counts from an earlier block")
         key = -state.noisy if self.descending else state.noisy
         order = np.argsort(key, kind="stable")
+        if state.n < 2**31:  # half the memory for the permutation every later block keeps
+            order = order.astype(np.int32)
 
         def permute(a):
             return a if a is None or a.strides == (0,) else a[order]

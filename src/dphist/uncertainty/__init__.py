@@ -14,15 +14,23 @@ from .bias import (
     SplitBound,
 )
 from .model import ErrorModel, NoErrorBarError, workload_total
-from .noise import BinNoise, GroupNoise, HaarNoise, NoiseModel, ScatteredNoise, TreeNoise, layout_tree
+from .noise import (
+    BinNoise,
+    GroupNoise,
+    HaarNoise,
+    NoiseModel,
+    ScatteredNoise,
+    TreeNoise,
+    layout_tree,
+)
 from .tails import Tail, check_alpha, mixed_tail, normal_quantile
 
 __all__ = [
     "Bias",
+    "BinNoise",
     "Bracket",
     "ErrorModel",
     "FirstStage",
-    "BinNoise",
     "GroupNoise",
     "Groups",
     "HaarNoise",

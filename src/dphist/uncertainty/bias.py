@@ -31,11 +31,12 @@ ways to account for it, each from public facts and released values only:
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
-from .._numeric.posterior import group_range_sums
+from .._numeric.posterior import group_range_sums, runs_in_order
 from ..errors import ValidationError
 from .tails import Tail
 
@@ -57,13 +58,8 @@ class Groups:
         self.labels = np.ascontiguousarray(labels, dtype=np.int64)
         self.n = int(self.labels.size)
         self.sizes = np.bincount(self.labels).astype(np.int64)
-        change = np.flatnonzero(np.diff(self.labels)) + 1
-        starts = np.concatenate(([0], change))
-        self.contiguous = bool(
-            starts.size == self.sizes.size
-            and np.array_equal(self.labels[starts], np.arange(starts.size))
-        )
-        self.starts = starts if self.contiguous else None
+        self.contiguous = bool(runs_in_order(self.labels))
+        self.starts = np.concatenate(([0], np.cumsum(self.sizes)[:-1])) if self.contiguous else None
 
     def cut_sums(
         self, lo, hi, mixed: np.ndarray, bound: np.ndarray
@@ -182,9 +178,17 @@ class FirstStage(Bias):
     )
 
     def __init__(self, values: np.ndarray, model, groups: Groups):
-        self.prefix = np.concatenate(([0.0], np.cumsum(np.asarray(values, dtype=np.float64))))
+        self.values = np.asarray(values, dtype=np.float64)  # the method's own array
         self.model = model
         self.groups = groups if groups.contiguous else None
+
+    @functools.cached_property
+    def prefix(self) -> np.ndarray:
+        """Prefix sums of the first-stage counts, built at the first query (not while
+        publishing, when the method's working arrays still take memory)."""
+        prefix = np.zeros(self.values.size + 1)
+        np.cumsum(self.values, out=prefix[1:])
+        return prefix
 
     def distance(self, lo, hi, prefix: np.ndarray) -> np.ndarray:
         """The estimate's range answers less the first stage's."""
