@@ -85,7 +85,9 @@ class Query:
 
 def _prefix(x: np.ndarray) -> np.ndarray:
     """Exact int64 prefix sums with a leading 0: a range sum is two lookups."""
-    return np.concatenate(([0], np.cumsum(np.asarray(x, dtype=np.int64))))
+    out = np.zeros(len(x) + 1, dtype=np.int64)
+    np.cumsum(np.asarray(x, dtype=np.int64), out=out[1:])
+    return out
 
 
 def _check_n(n: object) -> int:

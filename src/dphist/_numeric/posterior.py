@@ -102,12 +102,27 @@ def tree_factors(
     w, big_w, cw = _up(ptr, kids, var)
     if not np.all(np.isfinite(w)):
         raise ValidationError("some node total has no information: the tree is not identifiable")
-    if shares is None:
-        leaf_of = _leaf_of_bins(n, lo, hi, ptr)
-        shares = 1.0 / (hi[leaf_of] - lo[leaf_of]).astype(np.float64)
     phi = np.zeros(n + 1)
-    np.cumsum(shares, out=phi[1:])
+    if shares is None:  # even spread: each bin 1/|leaf|, written in place (no per-bin temporaries)
+        leaves = np.flatnonzero(ptr[1:] == ptr[:-1])
+        if (hi[leaves] - lo[leaves]).sum() != n:
+            raise ValidationError("the leaves of the tree must partition the bins")
+        _even_shares(lo[leaves], hi[leaves], phi)
+        if not np.all(phi[1:] > 0):
+            raise ValidationError("the leaves of the tree must partition the bins")
+    else:
+        phi[1:] = shares
+    np.cumsum(phi, out=phi)
     return TreeFactors(n, lo, hi, ptr, kids, w, big_w, cw, phi, var)
+
+
+@njit(cache=True)
+def _even_shares(lo, hi, phi):  # pragma: no cover - compiled
+    """``phi[i + 1] = 1 / |leaf|`` for every bin ``i`` of each leaf ``[lo, hi)``."""
+    for k in range(lo.size):
+        share = 1.0 / (hi[k] - lo[k])
+        for i in range(lo[k], hi[k]):
+            phi[i + 1] = share
 
 
 @njit(cache=True)
@@ -132,16 +147,6 @@ def _up(ptr, kids, var):  # pragma: no cover - compiled
         else:
             w[v] = 1.0 / (1.0 / var[v] + 1.0 / s)
     return w, big_w, cw
-
-
-def _leaf_of_bins(n: int, lo: np.ndarray, hi: np.ndarray, ptr: np.ndarray) -> np.ndarray:
-    """The leaf covering each bin."""
-    leaves = np.flatnonzero(ptr[1:] == ptr[:-1])
-    sizes = hi[leaves] - lo[leaves]
-    if sizes.sum() != n:
-        raise ValidationError("the leaves of the tree must partition the bins")
-    order = np.argsort(lo[leaves], kind="stable")
-    return np.repeat(leaves[order], sizes[order])
 
 
 def range_variances(f: TreeFactors, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

@@ -36,6 +36,7 @@ __all__ = [
     "consistency",
     "frontier",
     "frontiers",
+    "gls",
     "hb_branching",
     "is_cut",
     "leaf_estimates",
@@ -244,12 +245,24 @@ def consistency(
         raise ValidationError("var must be positive (use inf for an unmeasured node)")
     if not np.all(np.isfinite(y) | np.isinf(var)):
         raise ValidationError("y must be finite wherever var is finite")
-    z = np.empty(layout.n_nodes)
-    w = np.empty(layout.n_nodes)
-    est = np.empty(layout.n_nodes)
-    post = np.empty(layout.n_nodes if return_var else 0)
-    _gls_up(layout.first_child, layout.n_children, y, var, z, w)
-    _gls_down(layout.first_child, layout.n_children, z, w, est, post, return_var)
+    return gls(layout.first_child, layout.n_children, y, var, return_var=return_var)
+
+
+def gls(
+    first_child: np.ndarray,
+    n_children: np.ndarray,
+    y: np.ndarray,
+    var: np.ndarray,
+    *,
+    return_var: bool = False,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    """:func:`consistency` on any tree in level order given as ``first_child`` and
+    ``n_children`` per node (children consecutive, numbered after their parent)."""
+    m = first_child.size
+    z, w, est = np.empty(m), np.empty(m), np.empty(m)
+    post = np.empty(m if return_var else 0)
+    _gls_up(first_child, n_children, y, var, z, w)
+    _gls_down(first_child, n_children, z, w, est, post, return_var)
     if return_var:
         return est, post
     return est

@@ -8,20 +8,18 @@ from fractions import Fraction
 import numpy as np
 
 from .._kernel import BlockSums, IntervalSums, PrivateView, as_fraction
-from .._numeric.segment import centred_prefix_sums
+from .._numeric.pruned import frontier_cells, prune, s2_cut
 from .._numeric.strategy import WORKLOADS, optimal_design
 from .._numeric.tree import (
     TreeLayout,
-    best_cut,
-    consistency,
-    frontiers,
+    gls,
     hb_branching,
     level_budgets,
     level_consistency,
     tree_layout,
 )
 from ..errors import CompositionError
-from ..uncertainty import ErrorModel, TreeNoise, layout_tree
+from ..uncertainty import ErrorModel, TreeNoise
 from .base import Block, State, planned_variance, weighting_variance
 from .constraints import AnyOf, Interval, Options, rules
 from .error_bars import grouping_model, law_of, select_groups
@@ -71,26 +69,6 @@ def _fanout(value: object, n: int, definition: str = "pure") -> int:
 
 def _noise(definition: str) -> str:
     return "gaussian" if definition == "zcdp" else "laplace"
-
-
-def _measure_levels(
-    view: PrivateView, layout: TreeLayout, cells: list[np.ndarray], allocation: str
-) -> tuple[list[np.ndarray], list[float]]:
-    """Noisy counts of each level's cells (each level a partition of the bins)."""
-    levels = split_epsilon(view.remaining, layout.n_levels, allocation, _noise(view.definition))
-    return _measure(view, layout, cells, levels)
-
-
-def _measure(
-    view: PrivateView, layout: TreeLayout, cells: list[np.ndarray], eps: list[Fraction]
-) -> tuple[list[np.ndarray], list[float]]:
-    """Noisy counts of each level's cells with the level's epsilon."""
-    values, variances = [], []
-    for idx, e in zip(cells, eps, strict=True):
-        m = view.measure(IntervalSums(layout.n, layout.lo[idx], layout.hi[idx]), epsilon=e)
-        values.append(m.values.astype(np.float64))
-        variances.append(float(weighting_variance(m.variance)))
-    return values, variances
 
 
 def _consistent_levels(
@@ -199,8 +177,7 @@ class _TreeCut(Block):
         if eps2 is None:
             raise CompositionError(f"{self.label}: no block named {self.publisher!r} publishes")
         layout = tree_layout(state.n, _fanout(self.fanout, state.n, state.definition))
-        final_var = _final_variance(state, eps2, layout, self.allocation)[layout.level]
-        return layout, final_var
+        return layout, _final_variance(state, eps2, layout, self.allocation)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -218,11 +195,8 @@ class TreeCutSquared(_TreeCut):
         if state.noisy is None or state.variance is None:
             raise CompositionError("tree_cut needs noisy counts from an earlier block")
         layout, final_var = self._setup(state)
-        length = (layout.hi - layout.lo).astype(np.float64)
-        p1, p2 = centred_prefix_sums(state.noisy)
-        sse = (p2[layout.hi] - p2[layout.lo]) - (p1[layout.hi] - p1[layout.lo]) ** 2 / length
         sigma1 = float(weighting_variance(state.variance.max()))
-        cut = best_cut(layout, sse - (length - 1) * sigma1 + final_var / length)
+        cut = s2_cut(layout, state.noisy, sigma1, final_var)
         return state.with_(notes={**state.notes, "tree": layout, "cut": cut})
 
 
@@ -245,7 +219,8 @@ class TreeCutAbsolute(_TreeCut):
     noise: str = "certified"
 
     def run(self, state: State, view: PrivateView | None) -> State:
-        layout, final_var = self._setup(state)
+        layout, level_var = self._setup(state)
+        final_var = level_var[layout.level]
         # expected absolute publication error: sqrt(V/2) for Laplace, sqrt(2V/pi) Gaussian
         spread = 2.0 / np.pi if state.definition == "zcdp" else 0.5
         selection = l1_selection(self.noise, layout, np.sqrt(final_var * spread), state.n)
@@ -280,29 +255,33 @@ class FrontierRelease(Block):
         layout, cut = state.notes.get("tree"), state.notes.get("cut")
         if layout is None or cut is None:
             raise CompositionError("frontier_release needs a tree cut block before it")
-        cells = frontiers(layout, cut)
-        values, variances = _measure_levels(view, layout, cells, self.allocation)
-        info = np.zeros(layout.n_nodes)
-        weighted = np.zeros(layout.n_nodes)
-        for idx, vals, v in zip(cells, values, variances, strict=True):
+        tree = prune(layout, cut)  # only nodes above the cut: small where the cut is coarse
+        cells = frontier_cells(tree, layout.n_levels)
+        eps = split_epsilon(
+            view.remaining, layout.n_levels, self.allocation, _noise(view.definition)
+        )
+        info = np.zeros(tree.size)
+        y = np.zeros(tree.size)
+        for idx, e in zip(cells, eps, strict=True):
+            m = view.measure(IntervalSums(layout.n, tree.lo[idx], tree.hi[idx]), epsilon=e)
+            v = float(weighting_variance(m.variance))
             info[idx] += 1.0 / v
-            weighted[idx] += vals / v
-        measured = info > 0
-        safe = np.where(measured, info, 1.0)
-        y = np.where(measured, weighted / safe, np.nan)
-        # nodes strictly inside a cut subtree are never frontier cells: variance inf
-        var = np.where(measured, 1.0 / safe, np.inf)
-        est, est_var = consistency(layout, y, var, return_var=True)
+            y[idx] += m.values / v
+        # every pruned node is a frontier cell of its own level at least
+        y /= info
+        var = 1.0 / info
+        est, est_var = gls(tree.first_child, tree.n_children, y, var, return_var=True)
 
-        groups = np.flatnonzero(cut)
-        groups = groups[np.argsort(layout.lo[groups], kind="stable")]
-        sizes = layout.hi[groups] - layout.lo[groups]
+        groups = np.flatnonzero(tree.cut)
+        groups = groups[np.argsort(tree.lo[groups], kind="stable")]
+        sizes = tree.hi[groups] - tree.lo[groups]
         labels = np.repeat(np.arange(groups.size), sizes)
-        per_bin = sizes[labels].astype(np.float64)
-        noise = TreeNoise(layout_tree(layout, var, leaves=cut), law=law_of(view))
+        per_bin = sizes.astype(np.float64)
+        ptr, kids = tree.csr()
+        noise = TreeNoise.nodes(layout.n, tree.lo, tree.hi, ptr, kids, var, law=law_of(view))
         return state.with_(
             labels=labels,
-            estimate=est[groups][labels] / per_bin,
-            variance=est_var[groups][labels] / per_bin**2,
+            estimate=(est[groups] / per_bin)[labels],
+            variance=(est_var[groups] / per_bin**2)[labels],
             uncertainty=grouping_model(state.with_(labels=labels), noise, labels),
         )
