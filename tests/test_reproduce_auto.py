@@ -17,6 +17,7 @@ from dphist.lab.selector.table import (
     build_table,
     cell_errors,
     coarsen,
+    exact_errors,
     seeds_for,
     workload_errors,
 )
@@ -33,7 +34,7 @@ def test_coarsen_keeps_the_total_and_adjacency():
 
 def test_cell_errors_are_means_of_seeded_runs():
     x = np.array([5, 0, 3, 9, 1, 0, 0, 2])
-    cands = (Candidate("HB"), Candidate("S~", {"ratio": 0.4}))
+    cands = (Candidate("S2"), Candidate("S~", {"ratio": 0.4}))
     got = cell_errors(x, 0.5, cands, seeds=3)
     for c, cand in enumerate(cands):
         runs = [
@@ -98,6 +99,23 @@ def test_identity_errors_are_exact_expectations():
     # short: lengths 1..10, each at 13 - L positions: 330 / 75; long: 1, 3 and 6 bins
     lengths = [1.0, 330 / 75, (1 * 12 + 3 * 10 + 6 * 7) / (12 + 10 + 7), 14 / 3, 6.5]
     assert exact == pytest.approx(variance * np.array(lengths), rel=1e-12)
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("cand", [Candidate("HB"), Candidate("OPT-H", {"workload": "prefix"})])
+def test_data_independent_errors_are_the_expectation_of_seeded_runs(cand):
+    x = np.random.default_rng(3).integers(0, 50, 24)
+    exact = exact_errors(cand, x.size, 0.5)
+    runs = np.array([
+        workload_errors(x, dh.publish(x, method=cand.method, epsilon=0.5, rng=s,
+                                      **cand.params).estimate)
+        for s in range(400)
+    ])  # fmt: skip
+    # each mean of 400 runs within 4 standard errors of the exact expectation
+    se = runs.std(axis=0, ddof=1) / np.sqrt(len(runs))
+    assert np.all(np.abs(runs.mean(axis=0) - exact) < 4 * se)
+    assert cell_errors(x, 0.5, (cand,), seeds=3)[0] == pytest.approx(exact, rel=1e-12)
+    assert exact_errors(Candidate("S2"), x.size, 0.5) is None
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ import numpy as np
 from ...methods.selector import WORKLOADS, Candidate, Model, feature_vector
 from ...session import publish
 from .fit import Settings, fit_model
-from .table import Table, seeds_for, workload_errors
+from .table import Table, exact_errors, seeds_for, workload_errors
 
 __all__ = ["FAMILIES", "Evaluation", "auto_errors", "families", "held_out", "proxy_regrets"]
 
@@ -51,8 +51,14 @@ def auto_errors(
 ) -> tuple[np.ndarray, list[str]]:
     """``auto``'s mean error per workload kind over ``seeds`` releases made exactly as
     a user's (``dh.publish(x, method="auto", ...)``, with ``model``), and its most
-    frequent pick per kind."""
+    frequent pick per kind.
+
+    Where a release picked a data-independent method, its error is replaced by that
+    method's exact expectation at the epsilon it ran with (:func:`exact_errors`): its
+    noise is independent of the features' noise that made the pick, so this is the
+    conditional expectation of the same error (an unbiased, less noisy estimate)."""
     eps = Fraction(str(epsilon))
+    eps_method = float(eps - eps * Fraction(share))
     errors = np.zeros(len(WORKLOADS))
     picks: list[Counter] = [Counter() for _ in WORKLOADS]
     for s in range(seeds):
@@ -61,8 +67,10 @@ def auto_errors(
                 x, method="auto", epsilon=eps, rng=_rng(salt, s), workload=kind,
                 auto_share=share, auto_model=model,
             )  # fmt: skip
-            errors[w] += workload_errors(x, rel.estimate)[w]
-            picks[w][Candidate(rel.method, rel.params["auto"]["params"]).label] += 1
+            pick = Candidate(rel.method, rel.params["auto"]["params"])
+            exact = exact_errors(pick, int(x.size), eps_method)
+            errors[w] += exact[w] if exact is not None else workload_errors(x, rel.estimate)[w]
+            picks[w][pick.label] += 1
     return errors / seeds, [p.most_common(1)[0][0] for p in picks]
 
 

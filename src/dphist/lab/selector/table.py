@@ -20,14 +20,17 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from ... import datasets, metrics, synthetic, workloads
 from ...errors import DatasetUnavailableError
+from ...methods import get_method
 from ...methods.selector import CANDIDATES, WORKLOADS, Candidate
 from ...session import publish
+from ...uncertainty import workload_total
 
 __all__ = [
     "EPSILONS",
@@ -38,6 +41,7 @@ __all__ = [
     "build_table",
     "cell_errors",
     "coarsen",
+    "exact_errors",
     "seeds_for",
     "shapes",
     "workload_errors",
@@ -85,14 +89,21 @@ def _long_lengths(n: int) -> list[int]:
     return sorted({max(1, n // 8), max(1, n // 4), max(1, n // 2)})
 
 
+_WORKLOADS: dict[str, Callable[[int], workloads.Workload]] = {
+    "point": workloads.identity,
+    "short": workloads.small_ranges,
+    "long": lambda n: workloads.windows(n, _long_lengths(n)),
+    "all": workloads.all_ranges,
+    "prefix": workloads.prefix,
+}
+
+
 _ERRORS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
     "point": metrics.point_mse,
-    "short": lambda t, e: metrics.workload_mse(t, e, workloads.small_ranges(t.size)),
-    "long": lambda t, e: metrics.workload_mse(
-        t, e, workloads.windows(t.size, _long_lengths(t.size))
-    ),
+    "short": lambda t, e: metrics.workload_mse(t, e, _WORKLOADS["short"](t.size)),
+    "long": lambda t, e: metrics.workload_mse(t, e, _WORKLOADS["long"](t.size)),
     "all": metrics.interval_mse,
-    "prefix": lambda t, e: metrics.workload_mse(t, e, workloads.prefix(t.size)),
+    "prefix": lambda t, e: metrics.workload_mse(t, e, _WORKLOADS["prefix"](t.size)),
 }
 
 
@@ -117,24 +128,27 @@ class Cell:
         return synthetic.resample(coarsen(base, self.n), self.scale, rng=seed)
 
 
-def mean_lengths(n: int) -> np.ndarray:
-    """Mean query length of each workload kind over ``n`` bins."""
+@lru_cache(maxsize=4096)
+def exact_errors(candidate: Candidate, n: int, epsilon: float) -> np.ndarray | None:
+    """A data-independent candidate's exact expected error per workload kind, or None.
 
-    def windows(lengths: Sequence[int]) -> float:
-        ls = np.array([x for x in lengths if x <= n], dtype=float)
-        return float((ls * (n - ls + 1)).sum() / (n - ls + 1).sum())
-
-    return np.array(
-        [1.0, windows(range(1, 11)), windows(_long_lengths(n)), (n + 2) / 3, (n + 1) / 2]
-    )
-
-
-def identity_errors(n: int, epsilon: float) -> np.ndarray:
-    """Identity's exact expected error per workload kind: its per-bin noise variance
-    times the mean query length (independent noise on every bin)."""
+    Identity, HB and OPT-H publish an unbiased linear function of noise whose law does
+    not depend on the counts, so their expected squared error on any query is its noise
+    variance (:mod:`dphist.uncertainty`), read from a dry run on empty counts. Using it
+    instead of a mean over seeded runs removes the sampling noise from the labels and
+    from the baseline that every regret is guarded against.
+    """
+    info = get_method(candidate.method)
+    if not all(b.unbiased for b in info.pipeline(**candidate.params).blocks):
+        return None
     zeros = np.zeros(n, dtype=np.int64)
-    variance = float(publish(zeros, method="identity", epsilon=epsilon, rng=0).noise_variance[0])
-    return variance * mean_lengths(n)
+    rel = publish(zeros, method=candidate.method, epsilon=epsilon, rng=0, **candidate.params)
+    noise = rel.uncertainty.noise
+    out = []
+    for kind in WORKLOADS:
+        work = _WORKLOADS[kind](n)
+        out.append(workload_total(noise, work) / work.size)
+    return np.array(out)
 
 
 def cell_errors(
@@ -145,17 +159,19 @@ def cell_errors(
     first_seed: int = 0,
 ) -> np.ndarray:
     """``errors[c, w]``: candidate ``c``'s mean error on workload ``w`` over ``seeds``
-    seeded runs; identity's is its exact expectation (:func:`identity_errors`), so the
-    baseline every regret is guarded against carries no sampling noise."""
+    seeded runs; a data-independent candidate's is its exact expectation
+    (:func:`exact_errors`), so the baseline every regret is guarded against (the
+    better of identity and HB) carries no sampling noise."""
     out = np.zeros((len(candidates), len(WORKLOADS)))
     for c, cand in enumerate(candidates):
-        if cand == Candidate("identity"):
-            out[c] = identity_errors(int(x.size), epsilon) * seeds
+        exact = exact_errors(cand, int(x.size), float(epsilon))
+        if exact is not None:
+            out[c] = exact
             continue
         for s in range(first_seed, first_seed + seeds):
             est = publish(x, method=cand.method, epsilon=epsilon, rng=s, **cand.params).estimate
-            out[c] += workload_errors(x, est)
-    return out / seeds
+            out[c] += workload_errors(x, est) / seeds
+    return out
 
 
 @dataclass(frozen=True)
