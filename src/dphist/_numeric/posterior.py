@@ -58,16 +58,28 @@ class TreeFactors:
     ``lo``, ``hi``: node intervals; ``ptr``, ``kids``: children in CSR form (leaves
     have none); ``w``, ``W``, ``cw``: per node, the subtree variance, the children's
     summed ``w`` (0 for a leaf) and the summed ``w`` of its earlier siblings;
-    ``phi``: prefix sums (length ``n + 1``) of each bin's share of its leaf's total;
-    ``var``: the measurement variances (``inf``: unmeasured).
+    ``phi``: prefix sums (length ``n + 1``) of each bin's share of its leaf's total,
+    built at the first query when the shares are the even spread (``phi=None``: one
+    float per bin not held while a method publishes); ``var``: the measurement
+    variances (``inf``: unmeasured).
     """
 
-    __slots__ = ("W", "cw", "hi", "kids", "lo", "n", "phi", "ptr", "var", "w")
+    __slots__ = ("W", "_phi", "cw", "hi", "kids", "lo", "n", "ptr", "var", "w")
 
     def __init__(self, n, lo, hi, ptr, kids, w, big_w, cw, phi, var):
         self.n = int(n)
         self.lo, self.hi, self.ptr, self.kids = lo, hi, ptr, kids
-        self.w, self.W, self.cw, self.phi, self.var = w, big_w, cw, phi, var
+        self.w, self.W, self.cw, self._phi, self.var = w, big_w, cw, phi, var
+
+    @property
+    def phi(self) -> np.ndarray:
+        if self._phi is None:  # even spread over the leaves
+            leaves = np.flatnonzero(self.ptr[1:] == self.ptr[:-1])
+            phi = np.zeros(self.n + 1)
+            _even_shares(self.lo[leaves], self.hi[leaves], phi)
+            np.cumsum(phi, out=phi)
+            self._phi = phi
+        return self._phi
 
     @property
     def root_variance(self) -> float:
@@ -102,18 +114,28 @@ def tree_factors(
     w, big_w, cw = _up(ptr, kids, var)
     if not np.all(np.isfinite(w)):
         raise ValidationError("some node total has no information: the tree is not identifiable")
-    phi = np.zeros(n + 1)
-    if shares is None:  # even spread: each bin 1/|leaf|, written in place (no per-bin temporaries)
+    if shares is None:  # even spread: phi is built at the first query (TreeFactors.phi)
         leaves = np.flatnonzero(ptr[1:] == ptr[:-1])
-        if (hi[leaves] - lo[leaves]).sum() != n:
+        if (hi[leaves] - lo[leaves]).sum() != n or not _covers(lo[leaves], hi[leaves], n):
             raise ValidationError("the leaves of the tree must partition the bins")
-        _even_shares(lo[leaves], hi[leaves], phi)
-        if not np.all(phi[1:] > 0):
-            raise ValidationError("the leaves of the tree must partition the bins")
+        phi = None
     else:
+        phi = np.zeros(n + 1)
         phi[1:] = shares
-    np.cumsum(phi, out=phi)
+        np.cumsum(phi, out=phi)
     return TreeFactors(n, lo, hi, ptr, kids, w, big_w, cw, phi, var)
+
+
+@njit(cache=True)
+def _covers(lo, hi, n):  # pragma: no cover - compiled
+    """Whether the intervals ``[lo, hi)`` cover every bin of ``n`` (one bit per bin)."""
+    seen = np.zeros((n + 7) // 8, dtype=np.uint8)
+    for i in range(n, seen.size * 8):  # the padding bits of the last byte
+        seen[i >> 3] |= np.uint8(1 << (i & 7))
+    for k in range(lo.size):
+        for i in range(lo[k], hi[k]):
+            seen[i >> 3] |= np.uint8(1 << (i & 7))
+    return np.all(seen == 255)
 
 
 @njit(cache=True)
