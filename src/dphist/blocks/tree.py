@@ -186,7 +186,9 @@ class TreeCutSquared(_TreeCut):
 
     Kellaris et al., PVLDB 2017, §6 (methods framework A.8). Node cost = SSE of the
     noisy counts - (|v|-1) sigma1**2 + (final noise variance of v's total)/|v|,
-    minimised over cuts by a tree DP. Post-processing of ``state.noisy``.
+    minimised over cuts by a tree DP. Post-processing of ``state.noisy``, their last
+    use: the float counts are not passed on (the frontier release publishes the
+    estimate; the error bars keep the first-stage counts in ``notes``).
     """
 
     label = "tree_cut"
@@ -197,7 +199,8 @@ class TreeCutSquared(_TreeCut):
         layout, final_var = self._setup(state)
         sigma1 = float(weighting_variance(state.variance.max()))
         cut = s2_cut(layout, state.noisy, sigma1, final_var)
-        return state.with_(notes={**state.notes, "tree": layout, "cut": cut})
+        notes = {**state.notes, "tree": layout, "cut": cut}
+        return state.with_(noisy=None, estimate=None, notes=notes)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -178,7 +178,10 @@ class FirstStage(Bias):
     )
 
     def __init__(self, values: np.ndarray, model, groups: Groups):
-        self.values = np.asarray(values, dtype=np.float64)  # the method's own array
+        # the method's own array: float64, or integer counts in a compact type (their
+        # prefix sums below are the same floats, exact below 2**53)
+        integer = isinstance(values, np.ndarray) and np.issubdtype(values.dtype, np.integer)
+        self.values = values if integer else np.asarray(values, dtype=np.float64)
         self.model = model
         self.groups = groups if groups.contiguous else None
 
