@@ -101,16 +101,16 @@ class GreedyTrace(NamedTuple):
 
 
 @njit(cache=True)
-def _f_star(p1, yc, c, j, m):
-    """(s_j - mean(s[j:j+m]))**2 + c/m**2 from centred prefix sums (``yc = s - mean``)."""
+def _f_star(p1, s, mean, c, j, m):
+    """(s_j - mean(s[j:j+m]))**2 + c/m**2 from the prefix sums ``p1`` of ``s - mean``."""
     if m == 1:
         return c
-    dev = ((p1[j + m] - p1[j]) - m * yc[j]) / m
+    dev = ((p1[j + m] - p1[j]) - m * (s[j] - mean)) / m
     return dev * dev + c / (m * m)
 
 
 @njit(cache=True)
-def _err_star_search(p1, yc, c, j):
+def _err_star_search(p1, s, mean, c, j):
     """err*(j) by galloping plus bisection on the unimodal f(m); O(log m*) evaluations.
 
     On monotone data ``f(m) = (D(m)**2 + c)/m**2`` with ``D(m) = sum_{i<m}(s_{j+i} -
@@ -123,22 +123,24 @@ def _err_star_search(p1, yc, c, j):
     lo = 1  # every m < lo fails the test
     probe = 1
     while True:
-        if probe >= big_m or _f_star(p1, yc, c, j, probe + 1) >= _f_star(p1, yc, c, j, probe):
+        if probe >= big_m or _f_star(p1, s, mean, c, j, probe + 1) >= _f_star(
+            p1, s, mean, c, j, probe
+        ):
             hi = min(probe, big_m)
             break
         lo = probe + 1
         probe *= 2
     while lo < hi:
         mid = (lo + hi) // 2
-        if _f_star(p1, yc, c, j, mid + 1) >= _f_star(p1, yc, c, j, mid):
+        if _f_star(p1, s, mean, c, j, mid + 1) >= _f_star(p1, s, mean, c, j, mid):
             hi = mid
         else:
             lo = mid + 1
-    return _f_star(p1, yc, c, j, lo)
+    return _f_star(p1, s, mean, c, j, lo)
 
 
 @njit(cache=True)
-def _err_star_scan(p1, yc, c, j):
+def _err_star_scan(p1, s, mean, c, j):
     """err*(j) by the paper's scan: grow the potential cluster one bin at a time and stop
     once the AE increase reaches the largest LE decrease still possible
     (``AE(m+1) - AE(m) >= LE(m) - c/(N-j)**2``); returns the running minimum.
@@ -150,7 +152,7 @@ def _err_star_scan(p1, yc, c, j):
     ae_prev = 0.0
     le_prev = c
     for m in range(1, big_m):
-        dev = ((p1[j + m + 1] - p1[j]) - (m + 1) * yc[j]) / (m + 1)
+        dev = ((p1[j + m + 1] - p1[j]) - (m + 1) * (s[j] - mean)) / (m + 1)
         ae = dev * dev
         if ae - ae_prev >= le_prev - le_min:
             break
@@ -163,19 +165,20 @@ def _err_star_scan(p1, yc, c, j):
 
 
 @njit(cache=True)
-def _err_star_all(p1, yc, c, scan, out):
+def _err_star_all(p1, s, mean, c, scan, out):
     n = out.shape[0]
     for j in range(n):
-        out[j] = _err_star_scan(p1, yc, c, j) if scan else _err_star_search(p1, yc, c, j)
+        out[j] = _err_star_scan(p1, s, mean, c, j) if scan else _err_star_search(p1, s, mean, c, j)
 
 
 @njit(cache=True)
-def _ahp_greedy(s, p1, yc, c, scan, merge_out, keep_out, starts):
-    """Algorithm 3 of AHP; returns the number of clusters (their starts are in ``starts``).
-
-    The open cluster's SSE is kept by Welford's update (mean ``mu``, SSE ``q``).
+def _ahp_greedy(s, p1, mean, c, scan, merge_out, keep_out):
+    """Algorithm 3 of AHP; returns the cluster starts (``p1``: prefix sums of ``s -
+    mean``). The open cluster's SSE is kept by Welford's update (mean ``mu``, SSE ``q``);
+    the starts grow by doubling (as many as there are clusters, not bins).
     """
     n = s.shape[0]
+    starts = np.empty(min(n, 1024), dtype=np.int64)
     starts[0] = 0
     k = 1
     size = 1
@@ -187,7 +190,7 @@ def _ahp_greedy(s, p1, yc, c, scan, merge_out, keep_out, starts):
         mu1 = mu + d / (size + 1)
         q1 = q + d * (x - mu1)
         merged = q1 + c / (size + 1)
-        es = _err_star_scan(p1, yc, c, j) if scan else _err_star_search(p1, yc, c, j)
+        es = _err_star_scan(p1, s, mean, c, j) if scan else _err_star_search(p1, s, mean, c, j)
         keep = (q + c / size) + es
         if merge_out.shape[0]:  # the trace, kept only when asked for
             merge_out[j - 1] = merged
@@ -197,12 +200,25 @@ def _ahp_greedy(s, p1, yc, c, scan, merge_out, keep_out, starts):
             mu = mu1
             q = q1
         else:
+            if k == starts.shape[0]:
+                grown = np.empty(min(n, 2 * k), dtype=np.int64)
+                grown[:k] = starts
+                starts = grown
             starts[k] = j
             k += 1
             size = 1
             mu = x
             q = 0.0
-    return k
+    return starts[:k].copy()
+
+
+@njit(cache=True)
+def _centred_prefix(s, mean, p1):
+    """``p1[i + 1] = p1[i] + (s[i] - mean)``: np.cumsum of ``s - mean`` (the same
+    sequential sums) without the centred copy."""
+    p1[0] = 0.0
+    for i in range(s.shape[0]):
+        p1[i + 1] = p1[i] + (s[i] - mean)
 
 
 @njit(cache=True)
@@ -418,7 +434,7 @@ def ahp_err_star(
     scan = _choice(method, "method", ("search", "scan")) == "scan"
     p1, _ = prefix_moments(arr)
     out = np.empty(arr.shape[0])
-    _err_star_all(p1, arr - arr.mean(), c, scan, out)
+    _err_star_all(p1, arr, arr.mean(), c, scan, out)
     return out
 
 
@@ -452,16 +468,14 @@ def ahp_greedy(
     scan = _choice(err_star, "err_star", ("search", "scan")) == "scan"
     trace = _flag(return_trace, "return_trace")
     n = arr.shape[0]
-    yc = arr - arr.mean()
-    p1 = np.zeros(n + 1)
-    np.cumsum(yc, out=p1[1:])  # the same centred sums as prefix_moments, without P2
+    mean = float(arr.mean())
+    p1 = np.empty(n + 1)
+    _centred_prefix(arr, mean, p1)  # the same centred sums as prefix_moments, without P2
     if not math.isfinite(p1[-1]):
         raise ValidationError("y is too large: its sum overflows float64")
     merge = np.empty(n - 1 if trace else 0)
     keep = np.empty(n - 1 if trace else 0)
-    starts = np.empty(n, dtype=np.int64)
-    k = _ahp_greedy(arr, p1, yc, c, scan, merge, keep, starts)
-    out = starts[:k].copy()
+    out = _ahp_greedy(arr, p1, mean, c, scan, merge, keep)
     return (out, GreedyTrace(merge, keep)) if trace else out
 
 

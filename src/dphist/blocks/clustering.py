@@ -106,7 +106,12 @@ class AHPClustering(Block):
             starts = ahp_optimal(y, eps2=eps2_cost, method="monotone")
         else:
             starts = ahp_empirical(y, eps2=eps2_cost, rule=self.rule)
-        return state.with_(labels=labels_from_starts(starts, state.n))
+        # the sorted noisy counts' last use: not passed on (the publisher needs only the
+        # labels; the error bars keep the first-stage counts in ``notes``); labels in
+        # int32 where they fit (the publisher writes the release's int64 labels)
+        small = state.n < 2**31
+        labels = labels_from_starts(starts, state.n, np.int32 if small else np.int64)
+        return state.with_(labels=labels, noisy=None, estimate=None)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -35,7 +35,7 @@ class GroupTotals(Block):
             raise CompositionError("group_totals needs a grouping block before it")
         # the groups in the original bin order: the run ends here, so the estimate is
         # built in that order at once (no working-order copies to restore at the end)
-        original = to_original_order(state.labels, state.order)
+        original = to_original_order(state.labels, state.order, np.int64)
         m = view.measure(GroupSums(original))
         totals, total_var, tail = m.values, m.variance, tail_of(m, view)
         del m  # its query holds a copy of the labels
