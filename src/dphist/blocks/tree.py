@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 
 from .._kernel import BlockSums, IntervalSums, PrivateView, as_fraction
-from .._numeric.pruned import frontier_cells, prune, s2_cut
+from .._numeric.pruned import PrunedTree, frontier_cells, prune, s2_cut
 from .._numeric.strategy import WORKLOADS, optimal_design
 from .._numeric.tree import (
     TreeLayout,
@@ -199,7 +199,8 @@ class TreeCutSquared(_TreeCut):
         layout, final_var = self._setup(state)
         sigma1 = float(weighting_variance(state.variance.max()))
         cut = s2_cut(layout, state.noisy, sigma1, final_var)
-        notes = {**state.notes, "tree": layout, "cut": cut}
+        # the cut as its pruned tree: nodes above the cut only, not a mask of every node
+        notes = {**state.notes, "tree": layout, "cut": prune(layout, cut)}
         return state.with_(noisy=None, estimate=None, notes=notes)
 
 
@@ -258,7 +259,9 @@ class FrontierRelease(Block):
         layout, cut = state.notes.get("tree"), state.notes.get("cut")
         if layout is None or cut is None:
             raise CompositionError("frontier_release needs a tree cut block before it")
-        tree = prune(layout, cut)  # only nodes above the cut: small where the cut is coarse
+        # only nodes above the cut: small where the cut is coarse (a cut block may pass
+        # its pruned tree already)
+        tree = cut if isinstance(cut, PrunedTree) else prune(layout, cut)
         cells = frontier_cells(tree, layout.n_levels)
         eps = split_epsilon(
             view.remaining, layout.n_levels, self.allocation, _noise(view.definition)
