@@ -371,6 +371,28 @@ def labels_from_starts(starts: npt.ArrayLike, n: int, dtype: type = np.int64) ->
     return out
 
 
+def scattered_labels(starts: npt.ArrayLike, order: np.ndarray) -> np.ndarray:
+    """Group labels in the original bin order of groups found on a sorted domain:
+    ``out[order[k]]`` is the group of position ``k`` (``starts``: the groups' first
+    positions), written in one pass without the working-order labels."""
+    order = np.asarray(order)
+    if order.ndim != 1 or order.size < 1 or not np.issubdtype(order.dtype, np.integer):
+        raise ValidationError("order must be a non-empty 1-D integer permutation")
+    s = check_starts(starts, int(order.size))
+    out = np.empty(order.size, dtype=np.int64)
+    _scatter_labels(s, order, out)
+    return out
+
+
+@njit(cache=True)
+def _scatter_labels(starts, order, out):  # pragma: no cover - compiled
+    k = 0
+    for i in range(out.size):
+        if k + 1 < starts.size and starts[k + 1] == i:
+            k += 1
+        out[order[i]] = k
+
+
 @njit(cache=True)
 def _fill_labels(starts, out):  # pragma: no cover - compiled
     k = 0

@@ -15,7 +15,7 @@ from .._numeric.clustering import (
     ahp_optimal,
     greedy_group_relative,
 )
-from .._numeric.segment import labels_from_starts, segment
+from .._numeric.segment import labels_from_starts, scattered_labels, segment
 from ..errors import CompositionError
 from ..uncertainty import GroupNoise
 from .base import Block, State, mean_absolute_noise, planned_variance
@@ -106,12 +106,17 @@ class AHPClustering(Block):
             starts = ahp_optimal(y, eps2=eps2_cost, method="monotone")
         else:
             starts = ahp_empirical(y, eps2=eps2_cost, rule=self.rule)
-        # the sorted noisy counts' last use: not passed on (the publisher needs only the
-        # labels; the error bars keep the first-stage counts in ``notes``); labels in
-        # int32 where they fit (the publisher writes the release's int64 labels)
-        small = state.n < 2**31
-        labels = labels_from_starts(starts, state.n, np.int32 if small else np.int64)
-        return state.with_(labels=labels, noisy=None, estimate=None)
+        # the last step on the sorted domain: the labels go straight to the original bin
+        # order (the release's int64 labels), marked as scattered; neither the order nor
+        # the sorted noisy counts is passed on (the publisher needs only the labels, the
+        # error bars keep the first-stage counts in ``notes``)
+        return state.with_(
+            labels=scattered_labels(starts, state.order),
+            order=None,
+            noisy=None,
+            estimate=None,
+            notes={**state.notes, "scattered": True},
+        )
 
 
 @dataclass(frozen=True, kw_only=True)

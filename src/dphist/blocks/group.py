@@ -40,7 +40,9 @@ class GroupTotals(Block):
         totals, total_var, tail = m.values, m.variance, tail_of(m, view)
         del m  # its query holds a copy of the labels
         sizes = np.bincount(original).astype(np.float64)
-        if state.order is None:
+        # groups found on a sorted domain are scattered over the bins, also when the
+        # grouping block already wrote them in the original order
+        if state.order is None and not state.notes.get("scattered", False):
             starts = np.flatnonzero(np.diff(original, prepend=-1))
             noise = GroupNoise(state.n, starts, total_var, tail)
         else:
