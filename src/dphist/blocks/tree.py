@@ -273,21 +273,29 @@ class FrontierRelease(Block):
             v = float(weighting_variance(m.variance))
             info[idx] += 1.0 / v
             y[idx] += m.values / v
+            del m  # its query holds the cells' bounds
+        del cells, idx
         # every pruned node is a frontier cell of its own level at least
         y /= info
         var = 1.0 / info
+        del info
         est, est_var = gls(tree.first_child, tree.n_children, y, var, return_var=True)
+        del y
 
+        # per group first, every node-sized temporary freed before the per-bin arrays
         groups = np.flatnonzero(tree.cut)
         groups = groups[np.argsort(tree.lo[groups], kind="stable")]
         sizes = tree.hi[groups] - tree.lo[groups]
-        labels = np.repeat(np.arange(groups.size), sizes)
         per_bin = sizes.astype(np.float64)
+        group_est, group_var = est[groups] / per_bin, est_var[groups] / per_bin**2
+        del est, est_var, per_bin
         ptr, kids = tree.csr()
         noise = TreeNoise.nodes(layout.n, tree.lo, tree.hi, ptr, kids, var, law=law_of(view))
+        del ptr, kids, var
+        labels = np.repeat(np.arange(groups.size), sizes)
         return state.with_(
             labels=labels,
-            estimate=(est[groups] / per_bin)[labels],
-            variance=(est_var[groups] / per_bin**2)[labels],
+            estimate=group_est[labels],
+            variance=group_var[labels],
             uncertainty=grouping_model(state.with_(labels=labels), noise, labels),
         )
