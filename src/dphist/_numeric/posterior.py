@@ -40,6 +40,7 @@ __all__ = [
     "TreeFactors",
     "functional_variance",
     "group_range_sums",
+    "integer_range",
     "level_factors",
     "level_range_variances",
     "range_fourth_cumulants",
@@ -424,6 +425,24 @@ def _functional(lo, hi, ptr, kids, w, big_w, share):  # pragma: no cover - compi
         h[v] = s1 / big_w[v]
         total += s2 - s1 * s1 / big_w[v]
     return total + h[0] * h[0] * w[0]
+
+
+@njit(cache=True)
+def integer_range(values):  # pragma: no cover - compiled
+    """``(min, max, whether every value is a whole number)`` of a non-empty float array
+    in one pass, no temporary arrays (NaN and infinities are not whole)."""
+    lo = values[0]
+    hi = values[0]
+    whole = True
+    for i in range(values.size):
+        v = values[i]
+        if not (v == np.floor(v) and np.isfinite(v)):
+            whole = False
+        if v < lo:
+            lo = v
+        if v > hi:
+            hi = v
+    return lo, hi, whole
 
 
 @njit(cache=True)

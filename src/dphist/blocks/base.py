@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._kernel import REST, PrivateView, as_share, gaussian_noise_variance, noise_variance
+from .._numeric.posterior import integer_range
 from ..errors import BudgetPlanError, CompositionError
 from .constraints import Constraint, check
 
@@ -26,6 +27,7 @@ __all__ = [
     "Block",
     "Pipeline",
     "State",
+    "compact_first_stage",
     "compact_integers",
     "constant",
     "mean_absolute_noise",
@@ -101,17 +103,31 @@ def constant(n: int, value: float) -> np.ndarray:
 
 
 def compact_integers(values: np.ndarray) -> np.ndarray:
-    """Integer-valued ``values`` in the smallest signed integer type holding them all
-    (int8, int16 or int32), else ``values`` itself: released noisy counts kept for the
-    error bars take 1-4 bytes per bin, not 8 (their float sums are the same)."""
-    if values.size == 0:
+    """Whole-numbered float ``values`` in the smallest signed integer type holding them
+    all (int8, int16 or int32), else ``values`` itself: released noisy counts kept for
+    the error bars take 1-4 bytes per bin, not 8 (their float sums are the same)."""
+    if values.dtype != np.float64 or values.ndim != 1 or values.size == 0:
         return values
-    lo, hi = float(values.min()), float(values.max())
+    lo, hi, whole = integer_range(values)
+    if not whole:
+        return values
     for dtype in (np.int8, np.int16, np.int32):
         info = np.iinfo(dtype)
         if info.min <= lo and hi <= info.max:
             return values.astype(dtype)
     return values
+
+
+def compact_first_stage(notes: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``notes`` with the first-stage noisy counts (kept for the error bars) compacted
+    by :func:`compact_integers`: for a block that replaces ``state.noisy`` by a new
+    array, after which the note is the float counts' only holder."""
+    first = notes.get("first_stage")
+    if first is None:
+        return notes
+    values, model = first
+    small = compact_integers(values)
+    return notes if small is values else {**notes, "first_stage": (small, model)}
 
 
 def to_original_order(

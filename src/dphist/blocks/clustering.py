@@ -18,7 +18,7 @@ from .._numeric.clustering import (
 from .._numeric.segment import labels_from_starts, scattered_labels, segment
 from ..errors import CompositionError
 from ..uncertainty import GroupNoise
-from .base import Block, State, mean_absolute_noise, planned_variance
+from .base import Block, State, compact_first_stage, mean_absolute_noise, planned_variance
 from .constraints import Interval, Options, rules
 from .error_bars import grouping_model
 from .smoothing import equivalent_epsilon
@@ -73,7 +73,7 @@ class Threshold(Block):
             unit = 1.0 / float(eps1)
         theta = self.eta * math.log(state.n) * unit
         noisy = np.where(state.noisy >= theta, state.noisy, 0.0)
-        return state.with_(noisy=noisy, estimate=noisy)
+        return state.with_(noisy=noisy, estimate=noisy, notes=compact_first_stage(state.notes))
 
 
 @dataclass(frozen=True, kw_only=True)

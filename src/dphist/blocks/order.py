@@ -8,7 +8,7 @@ import numpy as np
 
 from .._kernel import PrivateView
 from ..errors import CompositionError
-from .base import Block, State
+from .base import Block, State, compact_first_stage
 
 __all__ = ["SortByNoisy"]
 
@@ -45,4 +45,5 @@ class SortByNoisy(Block):
             estimate=noisy if same else permute(state.estimate),
             variance=permute(state.variance),
             uncertainty=state.uncertainty,  # kept in the original bin order
+            notes=compact_first_stage(state.notes),  # the unsorted counts' only holder
         )

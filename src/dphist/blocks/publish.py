@@ -8,7 +8,7 @@ import numpy as np
 
 from .._kernel import GroupSums, Identity, PrivateView, TotalAndSupport
 from ..uncertainty import BinNoise, Bracket, ErrorModel, GroupNoise, Groups
-from .base import Block, State, compact_integers, constant
+from .base import Block, State, constant
 from .error_bars import tail_of
 
 __all__ = ["AutoFeatures", "NoisyBins", "NoisyTotal"]
@@ -31,14 +31,12 @@ class NoisyBins(Block):
     def run(self, state: State, view: PrivateView | None) -> State:
         m = view.measure(Identity(view.n))
         noisy = m.values.astype(np.float64)
-        integral = np.issubdtype(m.values.dtype, np.integer)
         n, variance = state.n, m.variance
         model = ErrorModel(BinNoise(n, variance, tail_of(m, view)))
         del m  # the kernel's int64 answers: the float copy is the working array
-        # the error bars keep the first-stage counts for the whole release, whatever
-        # later blocks do with ``noisy``: as the smallest integer type holding them
-        first = compact_integers(noisy) if integral else noisy
-        notes = {**state.notes, "first_stage": (first, model)}
+        # the error bars keep the first-stage counts for the whole release (a block that
+        # replaces ``noisy`` compacts them: compact_first_stage)
+        notes = {**state.notes, "first_stage": (noisy, model)}
         return state.with_(
             noisy=noisy,
             estimate=noisy,

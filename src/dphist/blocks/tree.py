@@ -20,7 +20,7 @@ from .._numeric.tree import (
 )
 from ..errors import CompositionError
 from ..uncertainty import ErrorModel, TreeNoise
-from .base import Block, State, planned_variance, weighting_variance
+from .base import Block, State, compact_first_stage, planned_variance, weighting_variance
 from .constraints import AnyOf, Interval, Options, rules
 from .error_bars import grouping_model, law_of, select_groups
 from .smoothing import NOISE_MODES, l1_selection
@@ -200,7 +200,7 @@ class TreeCutSquared(_TreeCut):
         sigma1 = float(weighting_variance(state.variance.max()))
         cut = s2_cut(layout, state.noisy, sigma1, final_var)
         # the cut as its pruned tree: nodes above the cut only, not a mask of every node
-        notes = {**state.notes, "tree": layout, "cut": prune(layout, cut)}
+        notes = {**compact_first_stage(state.notes), "tree": layout, "cut": prune(layout, cut)}
         return state.with_(noisy=None, estimate=None, notes=notes)
 
 
