@@ -293,9 +293,12 @@ class FrontierRelease(Block):
         noise = TreeNoise.nodes(layout.n, tree.lo, tree.hi, ptr, kids, var, law=law_of(view))
         del ptr, kids, var
         labels = np.repeat(np.arange(groups.size), sizes)
+        del groups, sizes
+        estimate, variance = group_est[labels], group_var[labels]
+        del group_est, group_var
         return state.with_(
             labels=labels,
-            estimate=group_est[labels],
-            variance=group_var[labels],
+            estimate=estimate,
+            variance=variance,
             uncertainty=grouping_model(state.with_(labels=labels), noise, labels),
         )
