@@ -14,10 +14,18 @@ from dphist import session as session_module
 from dphist import workloads
 from dphist._kernel import TotalAndSupport
 from dphist.errors import BudgetExceededError, InputTypeError, ValidationError
-from dphist.lab.selector.fit import GUARD, GUARD_WEIGHT, costs, fit_tree
+from dphist.lab.selector.fit import GUARD_WEIGHT, TRAIN_GUARD, costs, fit_tree
 from dphist.methods import advisor, selector
 from dphist.methods.advisor import choose, workload_kind
-from dphist.methods.selector import CANDIDATES, WORKLOADS, feature_vector, load_model
+from dphist.methods.selector import (
+    CANDIDATES,
+    SMALL_DOMAIN,
+    WORKLOADS,
+    Candidate,
+    data_independent,
+    feature_vector,
+    load_model,
+)
 
 
 def _leaves(node):
@@ -163,6 +171,28 @@ def test_public_mode_spends_nothing_on_features_and_ignores_the_data():
     assert all(c.block != "noisy_total" for c in ra.ledger)
 
 
+@pytest.mark.parametrize("workload", [*WORKLOADS, None])
+def test_small_domains_get_a_data_independent_method_and_measure_nothing(workload):
+    """Up to SMALL_DOMAIN bins: no features, the whole epsilon to a method whose error is
+    known in advance; one bin more and the features are measured again."""
+    small = np.array([0, 40, 3, 900, 0, 2, 7, 1])[:SMALL_DOMAIN]
+    rel = dh.publish(small, epsilon=0.3, method="auto", workload=workload, rng=2)
+    auto = rel.params["auto"]
+    assert data_independent(Candidate(rel.method, auto["params"]))
+    assert auto["share"] == "0" and auto["noisy_total"] is None
+    assert "data-independent" in auto["reason"]
+    assert sum(c.epsilon for c in rel.ledger) == Fraction(3, 10)
+    assert all(c.block != "auto_features" for c in rel.ledger)
+    bigger = dh.publish(np.r_[small, 5], epsilon=0.3, method="auto", workload=workload, rng=2)
+    assert bigger.params["auto"]["share"] == "1/50"
+    assert isinstance(bigger.params["auto"]["noisy_total"], float)
+
+
+def test_data_independent_candidates_are_the_unbiased_linear_ones():
+    found = {c.label for c in CANDIDATES if data_independent(c)}
+    assert found == {"identity", "HB", "OPT-H", "OPT-H[workload=prefix]"}
+
+
 def test_choice_sees_the_data_only_through_the_noisy_total(monkeypatch):
     seen = []
     real = session_module.choose
@@ -235,9 +265,10 @@ def test_costs_are_log_regret_plus_the_baseline_hinge():
     labels = ["identity", "HB", "m"]
     e = np.array([[2.0, 4.0, 1.0], [1.0, 1.0, 1.5]])
     got = costs(e, labels)
-    # HB is 4 against the baseline min(identity, HB) = 2: hinge log(4 / (1.2 * 2))
-    assert got[0] == pytest.approx([np.log(2), np.log(4) + GUARD_WEIGHT * np.log(4 / 2.4), 0.0])
-    hinge = np.log(1.5 / GUARD)
+    # HB is 4 against the baseline min(identity, HB) = 2: hinge log(4 / (1.1 * 2))
+    assert TRAIN_GUARD == 1.1
+    assert got[0] == pytest.approx([np.log(2), np.log(4) + GUARD_WEIGHT * np.log(4 / 2.2), 0.0])
+    hinge = np.log(1.5 / TRAIN_GUARD)
     assert got[1] == pytest.approx([0.0, 0.0, np.log(1.5) + GUARD_WEIGHT * hinge])
 
 

@@ -41,7 +41,7 @@ from .methods.advisor import (
     workload_kind,
 )
 from .methods.run import run
-from .methods.selector import Model
+from .methods.selector import SMALL_DOMAIN, Model
 from .release import Release
 
 __all__ = ["Session", "publish", "zcdp_methods"]
@@ -215,6 +215,8 @@ class Session:
                 f"time_budget= and auto_share= (got {', '.join(map(repr, sorted(rest)))})"
             )
         share = feature_share(auto_share)
+        if self.n <= SMALL_DOMAIN:  # the choice reads no features there
+            share = Fraction(0)
         workload_kind(self.n, workload)  # checked before anything is spent
         time_budget_seconds(time_budget)
         self._accountant.child(epsilon, label="auto")  # refused at once if it does not fit

@@ -27,7 +27,16 @@ from typing import Any
 from .._kernel import validate_epsilon
 from ..blocks import REST, AutoFeatures, Pipeline
 from ..errors import InputTypeError, ValidationError
-from .selector import DEFAULT_SHARE, WORKLOADS, Candidate, Model, feature_vector, load_model
+from .selector import (
+    DEFAULT_SHARE,
+    SMALL_DOMAIN,
+    WORKLOADS,
+    Candidate,
+    Model,
+    data_independent,
+    feature_vector,
+    load_model,
+)
 
 __all__ = [
     "DEFAULT_SHARE",
@@ -210,15 +219,18 @@ def choose(
     model = load_model() if model is None else model
     features = feature_vector(n, float(eps), noisy_total, noisy_nonempty)
     ranking = model.rank(features, kind, measured)
+    pool = ranking.candidates
+    if n <= SMALL_DOMAIN:  # data-dependent candidates gain nothing here (SMALL_DOMAIN)
+        pool = tuple(c for c in pool if data_independent(c))
     chosen: Candidate | None = None
     skipped = []
-    for cand in ranking.candidates:
+    for cand in pool:
         if predicted_seconds(cand.method, n) <= seconds:
             chosen = cand
             break
         skipped.append(cand.label)
     if chosen is None:
-        chosen = min(ranking.candidates, key=lambda c: predicted_seconds(c.method, n))
+        chosen = min(pool, key=lambda c: predicted_seconds(c.method, n))
     seen = "public facts only"
     if measured:
         seen = f"noisy total {noisy_total:.6g}"
@@ -230,6 +242,11 @@ def choose(
         f"public data ranks {ranking.candidates[0].label} first where {where} "
         f"(training regret {ranking.regret:.2f})"
     )
+    if n <= SMALL_DOMAIN:
+        reason += (
+            f"; on at most {SMALL_DOMAIN} bins auto keeps to data-independent methods "
+            f"({chosen.label} is the first of them)"
+        )
     if skipped:
         reason += f"; {', '.join(skipped)} predicted to exceed the {seconds:g} s time budget"
     return Choice(chosen.method, dict(chosen.params), reason)

@@ -58,7 +58,6 @@ def auto_errors(
     noise is independent of the features' noise that made the pick, so this is the
     conditional expectation of the same error (an unbiased, less noisy estimate)."""
     eps = Fraction(str(epsilon))
-    eps_method = float(eps - eps * Fraction(share))
     errors = np.zeros(len(WORKLOADS))
     picks: list[Counter] = [Counter() for _ in WORKLOADS]
     for s in range(seeds):
@@ -68,7 +67,8 @@ def auto_errors(
                 auto_share=share, auto_model=model,
             )  # fmt: skip
             pick = Candidate(rel.method, rel.params["auto"]["params"])
-            exact = exact_errors(pick, int(x.size), eps_method)
+            spent = eps * (1 - Fraction(rel.params["auto"]["share"]))  # the method's
+            exact = exact_errors(pick, int(x.size), float(spent))
             errors[w] += exact[w] if exact is not None else workload_errors(x, rel.estimate)[w]
             picks[w][pick.label] += 1
     return errors / seeds, [p.most_common(1)[0][0] for p in picks]
