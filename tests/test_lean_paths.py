@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -57,3 +59,20 @@ def test_releases_adopt_read_only_arrays_and_build_prefixes_lazily():
                         private=False, guarantee="")  # fmt: skip
     mine[0] = 7  # a writable input is copied, never adopted
     assert copied.estimate[0] == 1
+
+
+@pytest.mark.parametrize("method", ["S2+H", "AHP", "S2", "GS", "NF"])
+def test_group_labels_are_int32_end_to_end(method):
+    from dphist._numeric.segment import label_dtype, label_sizes
+
+    x = np.random.default_rng(3).integers(0, 30, 500)
+    rel = dh.publish(x, epsilon=1.0, method=method, rng=0)
+    assert label_dtype(500) is np.int32 and label_dtype(2**31) is np.int64
+    assert rel.groups.dtype == np.int32 and not rel.groups.flags.writeable
+    assert np.array_equal(label_sizes(rel.groups), np.bincount(rel.groups))
+    labels = rel.uncertainty.bias.groups
+    assert labels is None or labels.labels is rel.groups  # the error model shares them
+    kept = dataclasses.replace(rel, groups=rel.groups)
+    assert kept.groups is rel.groups  # read-only int32: not widened, not copied
+    wide = dataclasses.replace(rel, groups=rel.groups.astype(np.int16))
+    assert wide.groups.dtype == np.int64 and np.array_equal(wide.groups, rel.groups)

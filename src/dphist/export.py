@@ -132,7 +132,8 @@ def bins_frame(release: Release, binning: Binning | None = None) -> dict[str, np
         **_error_columns(release),
     }
     if release.groups is not None:
-        frame["group"] = np.ascontiguousarray(release.groups)
+        # int64 in every file whatever the release's label type
+        frame["group"] = np.ascontiguousarray(release.groups, dtype=np.int64)
     if release.noise_variance is not None:
         frame["noise_variance"] = np.ascontiguousarray(release.noise_variance)
     return frame

@@ -41,6 +41,18 @@ def _frozen(values: object, dtype: type) -> np.ndarray:
     return arr
 
 
+def _labels(values: object) -> np.ndarray:
+    """Group labels, read-only: a read-only int32 or int64 array is kept as it is (the
+    methods' int32 labels at 10**8 bins are not widened), anything else becomes int64."""
+    if (
+        isinstance(values, np.ndarray)
+        and values.dtype in (np.int32, np.int64)
+        and not values.flags.writeable
+    ):
+        return values
+    return _frozen(values, np.int64)
+
+
 def _bound(value: object, name: str, n: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise InputTypeError(f"{name} must be an integer bin index; got {type(value).__name__}")
@@ -104,7 +116,7 @@ class Release:
         if self.noise_variance is not None:
             object.__setattr__(self, "noise_variance", _frozen(self.noise_variance, np.float64))
         if self.groups is not None:
-            object.__setattr__(self, "groups", _frozen(self.groups, np.int64))
+            object.__setattr__(self, "groups", _labels(self.groups))
         object.__setattr__(self, "_stderr", None)
 
     @functools.cached_property

@@ -34,6 +34,7 @@ import numpy as np
 from numba import njit
 
 from ..errors import ValidationError
+from .segment import label_sizes
 
 __all__ = [
     "LevelFactors",
@@ -43,6 +44,7 @@ __all__ = [
     "integer_range",
     "level_factors",
     "level_range_variances",
+    "own_labels",
     "range_fourth_cumulants",
     "range_variances",
     "runs_in_order",
@@ -458,6 +460,15 @@ def runs_in_order(labels):  # pragma: no cover - compiled
     return True
 
 
+def own_labels(labels: np.ndarray) -> np.ndarray:
+    """Group labels as a contiguous int32 or int64 array: labels of either type are kept
+    (no int64 copy of int32 labels), anything else becomes int64."""
+    arr = np.asarray(labels)
+    if arr.dtype in (np.int32, np.int64):
+        return np.ascontiguousarray(arr)
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
 def group_range_sums(
     labels: np.ndarray,
     quad: np.ndarray,
@@ -472,10 +483,10 @@ def group_range_sums(
     ``sum_g bound_g [0 < c_g < s_g]`` (the groups it cuts). Groups may be scattered
     over the bins. Mo's ordering: ``O((n + Q) sqrt(n))`` for ``Q`` ranges.
     """
-    labels = np.ascontiguousarray(labels, dtype=np.int64)
+    labels = own_labels(labels)
     lo = np.ascontiguousarray(lo, dtype=np.int64)
     hi = np.ascontiguousarray(hi, dtype=np.int64)
-    sizes = np.bincount(labels).astype(np.int64)
+    sizes = label_sizes(labels)
     block = max(1, int(labels.size / max(1.0, np.sqrt(max(lo.size, 1)))))
     key = (lo // block) * 2 * (labels.size + 1) + np.where(
         (lo // block) % 2 == 0, hi, labels.size - hi

@@ -134,7 +134,7 @@ def to_original_order(
     values: np.ndarray, order: np.ndarray | None, dtype: type | None = None
 ) -> np.ndarray:
     """Working-order values -> original bin order (``order[k]`` is the bin at position k),
-    as ``dtype`` if given (compact working labels -> the int64 labels a release keeps)."""
+    as ``dtype`` if given (working labels -> the labels a release keeps)."""
     if dtype is not None and values.dtype != dtype and (order is None or values.strides == (0,)):
         return values.astype(dtype)
     if order is None or values.strides == (0,):  # a constant keeps its order

@@ -15,7 +15,7 @@ from .._numeric.clustering import (
     ahp_optimal,
     greedy_group_relative,
 )
-from .._numeric.segment import labels_from_starts, scattered_labels, segment
+from .._numeric.segment import label_dtype, labels_from_starts, scattered_labels, segment
 from ..errors import CompositionError
 from ..uncertainty import GroupNoise
 from .base import Block, State, compact_first_stage, mean_absolute_noise, planned_variance
@@ -107,7 +107,7 @@ class AHPClustering(Block):
         else:
             starts = ahp_empirical(y, eps2=eps2_cost, rule=self.rule)
         # the last step on the sorted domain: the labels go straight to the original bin
-        # order (the release's int64 labels), marked as scattered; neither the order nor
+        # order (the release's labels), marked as scattered; neither the order nor
         # the sorted noisy counts is passed on (the publisher needs only the labels, the
         # error bars keep the first-stage counts in ``notes``)
         return state.with_(
@@ -158,7 +158,9 @@ class FixedSizeGroups(Block):
     width: int = 100
 
     def run(self, state: State, view: PrivateView | None) -> State:
-        return state.with_(labels=np.arange(state.n) // self.width)
+        # min(): the same labels (bins are < n) with a divisor that fits int32 labels
+        n = state.n
+        return state.with_(labels=np.arange(n, dtype=label_dtype(n)) // min(self.width, n))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._kernel import GroupSums, PrivateView
+from .._numeric.segment import label_dtype, label_sizes
 from ..errors import CompositionError
 from ..uncertainty import GroupNoise, ScatteredNoise
 from .base import Block, State, to_original_order
@@ -35,11 +36,11 @@ class GroupTotals(Block):
             raise CompositionError("group_totals needs a grouping block before it")
         # the groups in the original bin order: the run ends here, so the estimate is
         # built in that order at once (no working-order copies to restore at the end)
-        original = to_original_order(state.labels, state.order, np.int64)
+        original = to_original_order(state.labels, state.order, label_dtype(state.n))
         m = view.measure(GroupSums(original))
         totals, total_var, tail = m.values, m.variance, tail_of(m, view)
         del m  # its query holds a copy of the labels
-        sizes = np.bincount(original).astype(np.float64)
+        sizes = label_sizes(original).astype(np.float64)
         # groups found on a sorted domain are scattered over the bins, also when the
         # grouping block already wrote them in the original order
         if state.order is None and not state.notes.get("scattered", False):

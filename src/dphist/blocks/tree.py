@@ -9,6 +9,7 @@ import numpy as np
 
 from .._kernel import BlockSums, IntervalSums, PrivateView, as_fraction
 from .._numeric.pruned import PrunedTree, frontier_cells, prune, s2_cut
+from .._numeric.segment import label_dtype
 from .._numeric.strategy import WORKLOADS, optimal_design
 from .._numeric.tree import (
     TreeLayout,
@@ -292,7 +293,7 @@ class FrontierRelease(Block):
         ptr, kids = tree.csr()
         noise = TreeNoise.nodes(layout.n, tree.lo, tree.hi, ptr, kids, var, law=law_of(view))
         del ptr, kids, var
-        labels = np.repeat(np.arange(groups.size), sizes)
+        labels = np.repeat(np.arange(groups.size, dtype=label_dtype(layout.n)), sizes)
         del groups, sizes
         estimate, variance = group_est[labels], group_var[labels]
         del group_est, group_var

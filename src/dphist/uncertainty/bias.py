@@ -36,7 +36,8 @@ import math
 
 import numpy as np
 
-from .._numeric.posterior import group_range_sums, runs_in_order
+from .._numeric.posterior import group_range_sums, own_labels, runs_in_order
+from .._numeric.segment import label_sizes
 from ..errors import ValidationError
 from .tails import Tail
 
@@ -55,9 +56,9 @@ class Groups:
     numbered by first bin when contiguous."""
 
     def __init__(self, labels: np.ndarray):
-        self.labels = np.ascontiguousarray(labels, dtype=np.int64)
+        self.labels = own_labels(labels)
         self.n = int(self.labels.size)
-        self.sizes = np.bincount(self.labels).astype(np.int64)
+        self.sizes = label_sizes(self.labels)
         self.contiguous = bool(runs_in_order(self.labels))
         self.starts = np.concatenate(([0], np.cumsum(self.sizes)[:-1])) if self.contiguous else None
 

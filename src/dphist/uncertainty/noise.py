@@ -27,11 +27,13 @@ from .._numeric.posterior import (
     group_range_sums,
     level_factors,
     level_range_variances,
+    own_labels,
     range_fourth_cumulants,
     range_variances,
     subtree_kurtosis,
     tree_factors,
 )
+from .._numeric.segment import label_sizes
 from .._numeric.tree import TreeLayout
 from .._numeric.wavelet import haar_depth, haar_inverse_adjoint, privelet_range_moment
 from ..errors import ValidationError
@@ -194,9 +196,9 @@ class ScatteredNoise(NoiseModel):
     ``O(sqrt(N))`` per range over a batch (Mo's ordering)."""
 
     def __init__(self, labels: np.ndarray, total_variance, tail: Tail | None = None, law=None):
-        self.labels = np.asarray(labels, dtype=np.int64)
+        self.labels = own_labels(labels)
         self.n = int(self.labels.size)
-        self.sizes = np.bincount(self.labels).astype(np.float64)
+        self.sizes = label_sizes(self.labels).astype(np.float64)
         self.total_variance = np.broadcast_to(
             np.asarray(total_variance, dtype=np.float64), self.sizes.shape
         ).copy()
