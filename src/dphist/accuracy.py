@@ -25,7 +25,6 @@ from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
 
 from . import workloads
 from .errors import ValidationError
@@ -134,6 +133,8 @@ def _half_width(model: Any, workload: Any, alpha: float) -> float:
         return float(np.mean(tail)) - alpha
 
     top = float(sd.max()) * 50.0 + 1.0
+    from scipy.optimize import brentq  # scipy on first use: not loaded by a publish
+
     root = brentq(excess, 0.0, top, xtol=1e-12 * top)
     # six significant digits, rounded up, and still within alpha (a step of the exact
     # tail of one noisy count sits exactly at an integer)

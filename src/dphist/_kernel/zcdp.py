@@ -17,8 +17,6 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from scipy.optimize import brentq, minimize_scalar
-
 from ..errors import ValidationError
 
 __all__ = ["approx_dp_delta", "approx_dp_epsilon", "gaussian_rho", "pure_epsilon_within"]
@@ -48,6 +46,8 @@ def _log_delta(rho: float, epsilon: float, alpha: float) -> float:
 
 
 def _min_log_delta(rho: float, epsilon: float) -> float:
+    from scipy.optimize import minimize_scalar  # scipy on first use: not loaded by a publish
+
     hi = max(2.0, 4 * (epsilon + 1) / rho + 2)
     res = minimize_scalar(
         lambda a: _log_delta(rho, epsilon, a), bounds=(1 + 1e-9, hi), method="bounded"
@@ -66,6 +66,8 @@ def approx_dp_epsilon(rho: float, delta: float) -> float:
     """The smallest epsilon with rho-zCDP => (epsilon, delta)-DP (CKS20 Cor. 13)."""
     if rho <= 0 or not 0 < delta < 1:
         raise ValidationError(f"rho must be positive and delta in (0, 1); got {rho!r}, {delta!r}")
+    from scipy.optimize import brentq
+
     target = math.log(delta)
     if _min_log_delta(rho, 0.0) <= target:
         return 0.0

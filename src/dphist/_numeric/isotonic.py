@@ -32,7 +32,6 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 from numba import njit
-from scipy.optimize import isotonic_regression
 
 from ..errors import ValidationError
 
@@ -334,6 +333,8 @@ def isotonic_l2(
             raise ValidationError("weights must be > 0")
     if arr.size == 0:
         return arr.copy()
+    from scipy.optimize import isotonic_regression  # on first use: not loaded by a publish
+
     return np.asarray(isotonic_regression(arr, weights=w, increasing=inc).x)
 
 

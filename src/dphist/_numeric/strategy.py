@@ -26,7 +26,6 @@ from functools import lru_cache
 
 import numpy as np
 from numba import njit
-from scipy.optimize import minimize
 
 from ..errors import ValidationError
 from .tree import tree_levels
@@ -204,6 +203,8 @@ def _fit(fanout: int, height: int, n: int, workload: str, noise: str) -> np.ndar
     def shares(theta: np.ndarray) -> np.ndarray:
         w = np.exp(theta - theta.max())
         return np.maximum(w / w.sum(), 1e-12)
+
+    from scipy.optimize import minimize  # scipy on first use: not loaded by a publish
 
     res = minimize(
         lambda t: math.log(_error(fanout, level_variances(shares(t), noise), k)),

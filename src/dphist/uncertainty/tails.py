@@ -22,8 +22,6 @@ from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import log_ndtr, ndtri
 
 from ..errors import ValidationError
 
@@ -49,6 +47,8 @@ def check_alpha(alpha: object) -> float:
 
 def normal_quantile(alpha: float) -> float:
     """``z`` with ``P(|N(0, 1)| > z) = alpha``."""
+    from scipy.special import ndtri  # scipy on first use: not loaded by a publish
+
     return float(ndtri(1.0 - alpha / 2.0))
 
 
@@ -128,6 +128,8 @@ _GRID = np.linspace(0.0, 1.0, 201)
 def _mixed_tail(x: float, r: float) -> float:
     """``P(|N + L| > x)``, ``N`` normal of variance ``1 - r``, ``L`` Laplace of variance
     ``r``."""
+    from scipy.special import log_ndtr
+
     if r <= 0.0:
         return float(2.0 * np.exp(log_ndtr(-x)))
     b = math.sqrt(r / 2.0)
@@ -142,6 +144,8 @@ def _mixed_tail(x: float, r: float) -> float:
 
 @lru_cache(maxsize=32)
 def _factors(alpha: float) -> np.ndarray:
+    from scipy.optimize import brentq
+
     hi = math.log(2.0 / alpha) + 10.0
     return np.array([brentq(lambda x, r=r: _mixed_tail(x, r) - alpha, 0.0, hi) for r in _GRID])
 
@@ -156,6 +160,8 @@ def mixed_factor(alpha: float, kurtosis: np.ndarray) -> np.ndarray:
 def mixed_tail(x: np.ndarray, kurtosis: np.ndarray) -> np.ndarray:
     """``P(|E| > x sd)`` for the kurtosis-matched law of :func:`mixed_factor`
     (vectorised ``_mixed_tail``)."""
+    from scipy.special import log_ndtr
+
     x = np.asarray(x, dtype=np.float64)
     r = np.broadcast_to(
         np.sqrt(np.clip(np.asarray(kurtosis, dtype=np.float64), 0.0, 3.0) / 3.0), x.shape
