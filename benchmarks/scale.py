@@ -24,7 +24,8 @@ Rows (targets from the scale plan):
 Time is the wall clock of the measured step inside the row's process (inputs made
 before it) and the CPU time that process spent on it (all its threads: on a shared
 machine the wall clock also counts other processes' turns); memory is that process's
-peak resident set (``ru_maxrss``), inputs and interpreter included. Data files are
+peak resident set (``ru_maxrss``), inputs and interpreter included, in GiB (2**30
+bytes; the targets' GB are read as GiB). Data files are
 written to ``--data`` when missing (the 10**9 record file takes about 4 GB and a few
 minutes; the census tables 2.4 GB).
 """
@@ -161,7 +162,7 @@ def main() -> None:
     rows.append(("count-parquet", CHILD_COUNT, None))
     rows.append(("census", CHILD_CENSUS, None))
     rows.append(("spark", CHILD_SPARK, None))
-    print(f"{'row':<15} {'seconds':>8} {'cpu s':>7} {'peak GB':>8} {'target':>13}  note")
+    print(f"{'row':<15} {'seconds':>8} {'cpu s':>7} {'peak GiB':>8} {'target':>13}  note")
     done = set()
     for name, code, child_args in rows:
         if (wanted is not None and name not in wanted) or name in done:
@@ -176,7 +177,7 @@ def main() -> None:
         res = run_child(code, *child_args)
         secs, gb = res["seconds"], res["rss"] / 2**20
         limit_s, limit_gb = TARGETS.get(name, (None, None))
-        target = "-" if limit_s is None else f"{limit_s:g} s, {limit_gb:g} GB"
+        target = "-" if limit_s is None else f"{limit_s:g} s, {limit_gb:g} GiB"
         note = res.get("note", "")
         if name == "count-parquet":
             note += f" ({int(args.records):.0e} records)"
