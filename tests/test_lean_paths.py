@@ -76,3 +76,27 @@ def test_group_labels_are_int32_end_to_end(method):
     assert kept.groups is rel.groups  # read-only int32: not widened, not copied
     wide = dataclasses.replace(rel, groups=rel.groups.astype(np.int16))
     assert wide.groups.dtype == np.int64 and np.array_equal(wide.groups, rel.groups)
+
+
+@pytest.mark.parametrize("method", ["AHP", "S2+H", "S1+H", "S2"])
+def test_grouping_releases_spread_one_variance_per_group_when_read(method):
+    """No per-bin variance is held until noise_variance is read: then it is each
+    group's variance spread over its bins (as the error model states it per bin),
+    read-only float64, built once."""
+    from dphist.uncertainty import PerGroup
+
+    x = np.random.default_rng(5).integers(0, 40, 777)
+    rel = dh.publish(x, epsilon=0.5, method=method, rng=1)
+    lazy = rel.__dict__["_noise_variance"]
+    assert isinstance(lazy, PerGroup) and lazy.labels is rel.groups
+    assert lazy.values.size == rel.groups.max() + 1 < rel.n
+    variance = rel.noise_variance
+    assert variance.dtype == np.float64 and not variance.flags.writeable
+    assert rel.noise_variance is variance and rel.__dict__["_noise_variance"] is variance
+    assert np.array_equal(variance, lazy.values[rel.groups])
+    bins = np.arange(rel.n)
+    assert np.allclose(variance, rel.uncertainty.noise.variance(bins, bins + 1), rtol=1e-12)
+    given = dh.Release(estimate=rel.estimate, method=method, params={}, epsilon=1, ledger=(),
+                       private=False, guarantee="", noise_variance=lazy)  # fmt: skip
+    assert np.array_equal(given.noise_variance, variance)
+    assert given.to_dict()["noise_variance"] == rel.to_dict()["noise_variance"]

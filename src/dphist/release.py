@@ -26,7 +26,7 @@ import numpy as np
 from ._kernel import Charge
 from ._kernel.zcdp import approx_dp_epsilon
 from .errors import InputTypeError, WorkloadError
-from .uncertainty import ErrorModel, NoErrorBarError
+from .uncertainty import ErrorModel, NoErrorBarError, PerGroup
 
 __all__ = ["Release", "json_default", "json_value"]
 
@@ -51,6 +51,26 @@ def _labels(values: object) -> np.ndarray:
     ):
         return values
     return _frozen(values, np.int64)
+
+
+class _NoiseVariance:
+    """:attr:`Release.noise_variance`: kept as given (read-only float64), or as a
+    :class:`~dphist.uncertainty.PerGroup` (one variance per group) spread over the bins
+    at the first read and cached, like :attr:`Release._prefix`: a grouping's release
+    holds no per-bin variance until it is asked for."""
+
+    def __get__(self, obj: Release | None, owner: type | None = None) -> np.ndarray | None:
+        if obj is None:
+            return None  # the field's default
+        value = obj.__dict__["_noise_variance"]
+        if isinstance(value, PerGroup):
+            value = obj.__dict__["_noise_variance"] = value.per_bin()
+        return value
+
+    def __set__(self, obj: Release, value: object) -> None:
+        if value is not None and not isinstance(value, PerGroup):
+            value = _frozen(value, np.float64)
+        obj.__dict__["_noise_variance"] = value
 
 
 def _bound(value: object, name: str, n: int) -> int:
@@ -82,7 +102,8 @@ class Release:
         The guarantee in words.
     noise_variance : float ndarray or None
         Per-bin variance of the noise in ``estimate`` given the method's grouping
-        (excludes smoothing bias and the randomness of the grouping itself).
+        (excludes smoothing bias and the randomness of the grouping itself; read-only).
+        A grouping method's is built from one variance per group at the first read.
     groups : int ndarray or None
         Group label of each bin for methods that group bins (a released, private
         output: it is computed from noisy measurements only).
@@ -103,7 +124,7 @@ class Release:
     ledger: tuple[Charge, ...]
     private: bool
     guarantee: str
-    noise_variance: np.ndarray | None = None
+    noise_variance: np.ndarray | None = _NoiseVariance()
     groups: np.ndarray | None = None
     timings: Mapping[str, float] = field(default_factory=dict)
     privacy_unit: str = "record"
@@ -113,8 +134,6 @@ class Release:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "estimate", _frozen(self.estimate, np.float64))
-        if self.noise_variance is not None:
-            object.__setattr__(self, "noise_variance", _frozen(self.noise_variance, np.float64))
         if self.groups is not None:
             object.__setattr__(self, "groups", _labels(self.groups))
         object.__setattr__(self, "_stderr", None)

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._kernel import REST, PrivateView, as_share, gaussian_noise_variance, noise_variance
+from .._numeric.pergroup import PerGroup
 from .._numeric.posterior import integer_range
 from ..errors import BudgetPlanError, CompositionError
 from .constraints import Constraint, check
@@ -53,7 +54,9 @@ class State:
 
     Arrays are in *working order*: position ``k`` holds original bin ``order[k]``
     (identity order when ``order`` is None). ``variance`` is the per-bin noise
-    variance of ``estimate`` where a block can state it. ``budgets`` holds every
+    variance of ``estimate`` where a block can state it (a
+    :class:`~dphist._numeric.pergroup.PerGroup` from a grouping's last block: one
+    variance per group of ``labels``, in the original order). ``budgets`` holds every
     block's resolved epsilon (public: it follows from the method's shares), a rho
     when ``definition`` is ``"zcdp"``. ``uncertainty`` is the
     :class:`~dphist.uncertainty.ErrorModel` of ``estimate`` in the *original* bin order;
@@ -66,7 +69,7 @@ class State:
     order: np.ndarray | None = None
     labels: np.ndarray | None = None
     estimate: np.ndarray | None = None
-    variance: np.ndarray | None = None
+    variance: np.ndarray | PerGroup | None = None
     budgets: Mapping[str, Fraction] = field(default_factory=dict)
     notes: Mapping[str, Any] = field(default_factory=dict)
     definition: str = "pure"

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._kernel import GroupSums, PrivateView
+from .._numeric.pergroup import PerGroup
 from .._numeric.segment import label_dtype, label_sizes
 from ..errors import CompositionError
 from ..uncertainty import GroupNoise, ScatteredNoise
@@ -49,10 +50,10 @@ class GroupTotals(Block):
         else:
             noise = ScatteredNoise(original, total_var, tail)
         estimate = (totals / sizes)[original]
-        variance = (total_var / sizes**2)[original]
         done = state.with_(order=None, noisy=None, labels=original)
         return done.with_(
             estimate=estimate,
-            variance=variance,
+            # one variance per group: a release spreads it over the bins when read
+            variance=PerGroup(total_var / sizes**2, original),
             uncertainty=grouping_model(done, noise, original),
         )

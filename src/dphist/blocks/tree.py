@@ -8,6 +8,7 @@ from fractions import Fraction
 import numpy as np
 
 from .._kernel import BlockSums, IntervalSums, PrivateView, as_fraction
+from .._numeric.pergroup import PerGroup
 from .._numeric.pruned import PrunedTree, frontier_cells, prune, s2_cut
 from .._numeric.segment import label_dtype
 from .._numeric.strategy import WORKLOADS, optimal_design
@@ -295,11 +296,11 @@ class FrontierRelease(Block):
         del ptr, kids, var
         labels = np.repeat(np.arange(groups.size, dtype=label_dtype(layout.n)), sizes)
         del groups, sizes
-        estimate, variance = group_est[labels], group_var[labels]
-        del group_est, group_var
+        estimate = group_est[labels]
+        del group_est
         return state.with_(
             labels=labels,
             estimate=estimate,
-            variance=variance,
+            variance=PerGroup(group_var, labels),  # spread over the bins when read
             uncertainty=grouping_model(state.with_(labels=labels), noise, labels),
         )

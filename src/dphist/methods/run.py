@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .._kernel import Accountant, Charge, NoiseSource, ProtectedCounts, run_pipeline
+from .._numeric.pergroup import PerGroup
 from ..blocks import Pipeline, State, to_original_order
 from ..errors import InternalError
 
@@ -27,7 +28,8 @@ __all__ = ["Outcome", "run"]
 class Outcome:
     """What one run of a method released, in the original bin order.
 
-    ``variance`` is the per-bin noise variance where the method states it; ``groups``
+    ``variance`` is the per-bin noise variance where the method states it (a
+    :class:`~dphist._numeric.pergroup.PerGroup` from a grouping: spread when read); ``groups``
     the released grouping of the bins (if any); ``uncertainty`` the error model of the
     estimate (:mod:`dphist.uncertainty`; None when the last block states none);
     ``timings`` the seconds per block (they depend on the data: for experiments, never
@@ -36,7 +38,7 @@ class Outcome:
     """
 
     estimate: np.ndarray
-    variance: np.ndarray | None
+    variance: np.ndarray | PerGroup | None
     groups: np.ndarray | None
     ledger: tuple[Charge, ...]
     timings: dict[str, float] = field(default_factory=dict)
@@ -53,11 +55,14 @@ class Outcome:
         return sum((c.epsilon for c in self.ledger), Fraction(0))
 
 
-def _final(values: np.ndarray | None, order: np.ndarray | None) -> np.ndarray | None:
+def _final(values: np.ndarray | PerGroup | None, order: np.ndarray | None) -> Any:
     """A released array in the original bin order, read-only: a release adopts it
-    without copying (the run is over, nothing writes to it again)."""
+    without copying (the run is over, nothing writes to it again). A per-group value
+    stays one (its labels are in the original order)."""
     if values is None:
         return None
+    if isinstance(values, PerGroup):
+        return values if order is None else _final(values.per_bin(), order)
     out = to_original_order(values, order)
     out.flags.writeable = False
     return out
