@@ -63,7 +63,7 @@ def test_releases_adopt_read_only_arrays_and_build_prefixes_lazily():
 
 @pytest.mark.parametrize("method", ["S2+H", "AHP", "S2", "GS", "NF"])
 def test_group_labels_are_int32_end_to_end(method):
-    from dphist._numeric.segment import label_dtype, label_sizes
+    from dphist._numeric.compact import label_dtype, label_sizes
 
     x = np.random.default_rng(3).integers(0, 30, 500)
     rel = dh.publish(x, epsilon=1.0, method=method, rng=0)

@@ -27,7 +27,8 @@ import dphist._kernel.view as kernel_view
 from dphist._kernel import BiasedSplit, GroupSums, Identity, IntervalSums, WorstQuery
 from dphist._kernel.noise import GeneratorBits, NoiseSource, rational_scale
 from dphist._kernel.selection import report_noisy_min
-from dphist._numeric.segment import labels_from_starts, segment
+from dphist._numeric.compact import labels_from_starts
+from dphist._numeric.segment import segment
 from dphist._numeric.tree import consistency, tree_layout
 from dphist.blocks import (
     REST,

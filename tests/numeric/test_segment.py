@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dphist._numeric.compact import labels_from_starts
 from dphist._numeric.segment import (
     centred_prefix_sums,
-    labels_from_starts,
     s2_costs,
     segment,
     segment_dp,

@@ -52,9 +52,9 @@ import numpy.typing as npt
 from numba import njit
 
 from ..errors import ValidationError
+from .compact import labels_from_starts
 from .segment import (
     centred_prefix_sums,
-    labels_from_starts,
     length_cost,
     monotone_queue,
     starts_from_back,

@@ -34,17 +34,15 @@ import numpy as np
 from numba import njit
 
 from ..errors import ValidationError
-from .segment import label_sizes
+from .compact import label_sizes, own_labels
 
 __all__ = [
     "LevelFactors",
     "TreeFactors",
     "functional_variance",
     "group_range_sums",
-    "integer_range",
     "level_factors",
     "level_range_variances",
-    "own_labels",
     "range_fourth_cumulants",
     "range_variances",
     "runs_in_order",
@@ -430,24 +428,6 @@ def _functional(lo, hi, ptr, kids, w, big_w, share):  # pragma: no cover - compi
 
 
 @njit(cache=True)
-def integer_range(values):  # pragma: no cover - compiled
-    """``(min, max, whether every value is a whole number)`` of a non-empty float array
-    in one pass, no temporary arrays (NaN and infinities are not whole)."""
-    lo = values[0]
-    hi = values[0]
-    whole = True
-    for i in range(values.size):
-        v = values[i]
-        if not (v == np.floor(v) and np.isfinite(v)):
-            whole = False
-        if v < lo:
-            lo = v
-        if v > hi:
-            hi = v
-    return lo, hi, whole
-
-
-@njit(cache=True)
 def runs_in_order(labels):  # pragma: no cover - compiled
     """True when ``labels`` numbers contiguous runs of bins 0, 1, 2, ... from the left
     (each group one run, groups by first bin): one pass, no temporary arrays."""
@@ -458,15 +438,6 @@ def runs_in_order(labels):  # pragma: no cover - compiled
         if step != 0 and step != 1:
             return False
     return True
-
-
-def own_labels(labels: np.ndarray) -> np.ndarray:
-    """Group labels as a contiguous int32 or int64 array: labels of either type are kept
-    (no int64 copy of int32 labels), anything else becomes int64."""
-    arr = np.asarray(labels)
-    if arr.dtype in (np.int32, np.int64):
-        return np.ascontiguousarray(arr)
-    return np.ascontiguousarray(arr, dtype=np.int64)
 
 
 def group_range_sums(

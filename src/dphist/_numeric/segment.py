@@ -50,9 +50,9 @@ from numba import njit
 from ..errors import ValidationError
 
 __all__ = [
-    "NOISE_TERMS", "PeltStats", "centred_prefix_sums", "label_dtype", "label_sizes",
-    "labels_from_starts", "length_cost", "s2_costs", "segment", "segment_dp",
-    "segment_objective", "segment_pelt", "segment_sorted",
+    "NOISE_TERMS", "PeltStats", "centred_prefix_sums", "check_starts", "length_cost",
+    "s2_costs", "segment", "segment_dp", "segment_objective", "segment_pelt",
+    "segment_sorted",
 ]  # fmt: skip
 
 NoiseTerm = Literal["first_principles", "paper"]
@@ -357,77 +357,6 @@ def check_starts(starts: npt.ArrayLike, n: int) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------ public API
-
-
-def label_dtype(n: int) -> type:
-    """The integer type of the group labels of ``n`` bins: int32 when every label
-    (``0..groups-1``, fewer than ``n``) fits, else int64. Half the bytes of int64 at
-    10**8 bins; labels are only compared and used as indices, never multiplied."""
-    return np.int32 if int(n) <= np.iinfo(np.int32).max else np.int64
-
-
-def labels_from_starts(starts: npt.ArrayLike, n: int, dtype: type | None = None) -> np.ndarray:
-    """Group label (0, 1, ...) of each of the ``n`` bins, from the group start indices,
-    written in one pass (``dtype``: :func:`label_dtype` of ``n`` unless given)."""
-    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
-        raise ValidationError(f"n must be a positive integer; got {n!r}")
-    dtype = label_dtype(n) if dtype is None else dtype
-    s = check_starts(starts, int(n))
-    if s.size > np.iinfo(dtype).max:
-        raise ValidationError(f"{s.size} groups do not fit {np.dtype(dtype).name} labels")
-    out = np.empty(int(n), dtype=dtype)
-    _fill_labels(s, out)
-    return out
-
-
-def label_sizes(labels: np.ndarray) -> np.ndarray:
-    """``np.bincount(labels)`` (int64) of non-negative integer labels in their own type:
-    numpy's bincount copies labels other than int64 to int64 first."""
-    labels = np.asarray(labels)
-    if labels.dtype != np.int32:
-        return np.bincount(labels).astype(np.int64, copy=False)
-    if labels.size and labels.min() < 0:
-        raise ValidationError("labels must be non-negative")
-    return _count_labels(labels, int(labels.max()) + 1 if labels.size else 0)
-
-
-@njit(cache=True)
-def _count_labels(labels, groups):  # pragma: no cover - compiled
-    out = np.zeros(groups, dtype=np.int64)
-    for i in range(labels.size):
-        out[labels[i]] += 1
-    return out
-
-
-def scattered_labels(starts: npt.ArrayLike, order: np.ndarray) -> np.ndarray:
-    """Group labels in the original bin order of groups found on a sorted domain:
-    ``out[order[k]]`` is the group of position ``k`` (``starts``: the groups' first
-    positions), written in one pass without the working-order labels."""
-    order = np.asarray(order)
-    if order.ndim != 1 or order.size < 1 or not np.issubdtype(order.dtype, np.integer):
-        raise ValidationError("order must be a non-empty 1-D integer permutation")
-    s = check_starts(starts, int(order.size))
-    out = np.empty(order.size, dtype=label_dtype(order.size))
-    _scatter_labels(s, order, out)
-    return out
-
-
-@njit(cache=True)
-def _scatter_labels(starts, order, out):  # pragma: no cover - compiled
-    k = 0
-    for i in range(out.size):
-        if k + 1 < starts.size and starts[k + 1] == i:
-            k += 1
-        out[order[i]] = k
-
-
-@njit(cache=True)
-def _fill_labels(starts, out):  # pragma: no cover - compiled
-    k = 0
-    for i in range(out.size):
-        if k + 1 < starts.size and starts[k + 1] == i:
-            k += 1
-        out[i] = k
 
 
 def s2_costs(

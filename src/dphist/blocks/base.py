@@ -18,8 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._kernel import REST, PrivateView, as_share, gaussian_noise_variance, noise_variance
-from .._numeric.pergroup import PerGroup
-from .._numeric.posterior import integer_range
+from .._numeric.compact import PerGroup, compact_integers
 from ..errors import BudgetPlanError, CompositionError
 from .constraints import Constraint, check
 
@@ -29,7 +28,6 @@ __all__ = [
     "Pipeline",
     "State",
     "compact_first_stage",
-    "compact_integers",
     "constant",
     "mean_absolute_noise",
     "planned_variance",
@@ -55,7 +53,7 @@ class State:
     Arrays are in *working order*: position ``k`` holds original bin ``order[k]``
     (identity order when ``order`` is None). ``variance`` is the per-bin noise
     variance of ``estimate`` where a block can state it (a
-    :class:`~dphist._numeric.pergroup.PerGroup` from a grouping's last block: one
+    :class:`~dphist._numeric.compact.PerGroup` from a grouping's last block: one
     variance per group of ``labels``, in the original order). ``budgets`` holds every
     block's resolved epsilon (public: it follows from the method's shares), a rho
     when ``definition`` is ``"zcdp"``. ``uncertainty`` is the
@@ -103,22 +101,6 @@ def constant(n: int, value: float) -> np.ndarray:
     """``n`` copies of ``value`` as a read-only view of one number (no ``n``-sized array:
     a per-bin variance that is the same everywhere costs nothing)."""
     return np.broadcast_to(np.float64(value), (n,))
-
-
-def compact_integers(values: np.ndarray) -> np.ndarray:
-    """Whole-numbered float ``values`` in the smallest signed integer type holding them
-    all (int8, int16 or int32), else ``values`` itself: released noisy counts kept for
-    the error bars take 1-4 bytes per bin, not 8 (their float sums are the same)."""
-    if values.dtype != np.float64 or values.ndim != 1 or values.size == 0:
-        return values
-    lo, hi, whole = integer_range(values)
-    if not whole:
-        return values
-    for dtype in (np.int8, np.int16, np.int32):
-        info = np.iinfo(dtype)
-        if info.min <= lo and hi <= info.max:
-            return values.astype(dtype)
-    return values
 
 
 def compact_first_stage(notes: Mapping[str, Any]) -> Mapping[str, Any]:

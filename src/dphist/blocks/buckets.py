@@ -14,7 +14,7 @@ from .._numeric.bucketing import (
     waf_variance,
     waf_weights,
 )
-from .._numeric.segment import labels_from_starts
+from .._numeric.compact import labels_from_starts
 from ..errors import CompositionError
 from ..uncertainty import GroupNoise, ScatteredNoise
 from .base import Block, State, planned_variance, to_original_order, weighting_variance

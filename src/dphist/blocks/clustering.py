@@ -15,7 +15,8 @@ from .._numeric.clustering import (
     ahp_optimal,
     greedy_group_relative,
 )
-from .._numeric.segment import label_dtype, labels_from_starts, scattered_labels, segment
+from .._numeric.compact import label_dtype, labels_from_starts, scattered_labels
+from .._numeric.segment import segment
 from ..errors import CompositionError
 from ..uncertainty import GroupNoise
 from .base import Block, State, compact_first_stage, mean_absolute_noise, planned_variance

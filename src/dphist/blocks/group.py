@@ -7,8 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._kernel import GroupSums, PrivateView
-from .._numeric.pergroup import PerGroup
-from .._numeric.segment import label_dtype, label_sizes
+from .._numeric.compact import PerGroup, label_dtype, label_sizes
 from ..errors import CompositionError
 from ..uncertainty import GroupNoise, ScatteredNoise
 from .base import Block, State, to_original_order

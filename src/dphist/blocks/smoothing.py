@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._kernel import BiasedSplit, NoisyPartition, PrivateView, Selection
-from .._numeric.segment import labels_from_starts, segment, segment_sorted
+from .._numeric.compact import labels_from_starts
+from .._numeric.segment import segment, segment_sorted
 from .._numeric.tree import TreeLayout, tree_layout
 from ..errors import CompositionError
 from .base import Block, State, mean_absolute_noise, planned_variance, weighting_variance

@@ -16,7 +16,7 @@ import numpy as np
 from .._kernel import EFPASize, PHPClusters, PrivateView, SFBoundaries
 from .._kernel.operators import FourierCoefficients
 from .._kernel.selection import inverse_fourier
-from .._numeric.segment import labels_from_starts
+from .._numeric.compact import labels_from_starts
 from ..errors import CompositionError, DataDependentParameterError
 from ..uncertainty import ErrorModel
 from .base import Block, State, mean_absolute_noise

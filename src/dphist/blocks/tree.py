@@ -8,9 +8,8 @@ from fractions import Fraction
 import numpy as np
 
 from .._kernel import BlockSums, IntervalSums, PrivateView, as_fraction
-from .._numeric.pergroup import PerGroup
+from .._numeric.compact import PerGroup, label_dtype
 from .._numeric.pruned import PrunedTree, frontier_cells, prune, s2_cut
-from .._numeric.segment import label_dtype
 from .._numeric.strategy import WORKLOADS, optimal_design
 from .._numeric.tree import (
     TreeLayout,

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .._kernel import Accountant, Charge, NoiseSource, ProtectedCounts, run_pipeline
-from .._numeric.pergroup import PerGroup
+from .._numeric.compact import PerGroup
 from ..blocks import Pipeline, State, to_original_order
 from ..errors import InternalError
 
@@ -29,7 +29,7 @@ class Outcome:
     """What one run of a method released, in the original bin order.
 
     ``variance`` is the per-bin noise variance where the method states it (a
-    :class:`~dphist._numeric.pergroup.PerGroup` from a grouping: spread when read); ``groups``
+    :class:`~dphist._numeric.compact.PerGroup` from a grouping: spread when read); ``groups``
     the released grouping of the bins (if any); ``uncertainty`` the error model of the
     estimate (:mod:`dphist.uncertainty`; None when the last block states none);
     ``timings`` the seconds per block (they depend on the data: for experiments, never

@@ -5,7 +5,7 @@ public facts and released values only (:mod:`.noise`, :mod:`.bias`); a
 :class:`~dphist.Release` answers ``stderr``, ``range_stderr`` and ``interval`` from it.
 """
 
-from .._numeric.pergroup import PerGroup
+from .._numeric.compact import PerGroup
 from .bias import (
     Bias,
     Bracket,

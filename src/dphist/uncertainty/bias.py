@@ -36,8 +36,8 @@ import math
 
 import numpy as np
 
-from .._numeric.posterior import group_range_sums, own_labels, runs_in_order
-from .._numeric.segment import label_sizes
+from .._numeric.compact import label_sizes, own_labels
+from .._numeric.posterior import group_range_sums, runs_in_order
 from ..errors import ValidationError
 from .tails import Tail
 

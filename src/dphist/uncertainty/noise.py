@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._numeric.compact import label_sizes, own_labels
 from .._numeric.posterior import (
     LevelFactors,
     TreeFactors,
@@ -27,13 +28,11 @@ from .._numeric.posterior import (
     group_range_sums,
     level_factors,
     level_range_variances,
-    own_labels,
     range_fourth_cumulants,
     range_variances,
     subtree_kurtosis,
     tree_factors,
 )
-from .._numeric.segment import label_sizes
 from .._numeric.tree import TreeLayout
 from .._numeric.wavelet import haar_depth, haar_inverse_adjoint, privelet_range_moment
 from ..errors import ValidationError
