@@ -29,6 +29,7 @@ import numpy as np
 from . import workloads
 from .errors import ValidationError
 from .methods import get_method, list_methods
+from .methods.selector import Candidate, data_independent
 from .session import publish
 from .uncertainty import check_alpha, mixed_tail, workload_total
 
@@ -58,7 +59,7 @@ def linear_methods() -> list[str]:
 
 
 def _linear(info: Any) -> bool:
-    return all(block.unbiased for block in info.pipeline(**info.example).blocks)
+    return data_independent(Candidate(info.name, dict(info.example)))
 
 
 def resolve_workload(workload: object, n: int) -> Any:

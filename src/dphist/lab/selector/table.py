@@ -27,8 +27,7 @@ import numpy as np
 
 from ... import datasets, metrics, synthetic, workloads
 from ...errors import DatasetUnavailableError
-from ...methods import get_method
-from ...methods.selector import CANDIDATES, WORKLOADS, Candidate
+from ...methods.selector import CANDIDATES, WORKLOADS, Candidate, data_independent
 from ...session import publish
 from ...uncertainty import workload_total
 
@@ -138,8 +137,7 @@ def exact_errors(candidate: Candidate, n: int, epsilon: float) -> np.ndarray | N
     instead of a mean over seeded runs removes the sampling noise from the labels and
     from the baseline that every regret is guarded against.
     """
-    info = get_method(candidate.method)
-    if not all(b.unbiased for b in info.pipeline(**candidate.params).blocks):
+    if not data_independent(candidate):
         return None
     zeros = np.zeros(n, dtype=np.int64)
     rel = publish(zeros, method=candidate.method, epsilon=epsilon, rng=0, **candidate.params)
