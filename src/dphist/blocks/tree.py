@@ -9,7 +9,7 @@ import numpy as np
 
 from .._kernel import BlockSums, IntervalSums, PrivateView, as_fraction
 from .._numeric.compact import PerGroup, label_dtype
-from .._numeric.pruned import PrunedTree, frontier_cells, prune, s2_cut
+from .._numeric.pruned import frontier_cells, prune, s2_cut
 from .._numeric.strategy import WORKLOADS, optimal_design
 from .._numeric.tree import (
     TreeLayout,
@@ -229,11 +229,13 @@ class TreeCutAbsolute(_TreeCut):
         # expected absolute publication error: sqrt(V/2) for Laplace, sqrt(2V/pi) Gaussian
         spread = 2.0 / np.pi if state.definition == "zcdp" else 0.5
         selection = l1_selection(self.noise, layout, np.sqrt(final_var * spread), state.n)
-        if self.noise != "certified":
+        notes = {**state.notes, "tree": layout}
+        if self.noise == "certified":
+            cut, notes["split_bound"] = select_groups(view, selection, layout)
+        else:
             cut = view.select(selection)
-            return state.with_(notes={**state.notes, "tree": layout, "cut": cut})
-        cut, bound = select_groups(view, selection, layout)
-        return state.with_(notes={**state.notes, "tree": layout, "cut": cut, "split_bound": bound})
+        # the cut as its pruned tree (nodes above the cut), as the frontier release reads it
+        return state.with_(notes={**notes, "cut": prune(layout, cut)})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -260,9 +262,7 @@ class FrontierRelease(Block):
         layout, cut = state.notes.get("tree"), state.notes.get("cut")
         if layout is None or cut is None:
             raise CompositionError("frontier_release needs a tree cut block before it")
-        # only nodes above the cut: small where the cut is coarse (a cut block may pass
-        # its pruned tree already)
-        tree = cut if isinstance(cut, PrunedTree) else prune(layout, cut)
+        tree = cut  # the pruned tree: only nodes above the cut, small where it is coarse
         cells = frontier_cells(tree, layout.n_levels)
         eps = split_epsilon(
             view.remaining, layout.n_levels, self.allocation, _noise(view.definition)
