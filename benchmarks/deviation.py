@@ -22,11 +22,8 @@ import time
 
 import numpy as np
 
-from dphist._numeric.deviation import (
-    l1_partition_pow2,
-    l1_partition_streamed,
-    pow2_deviations,
-)
+from dphist._numeric.deviation import l1_partition_streamed, pow2_deviations
+from dphist._numeric.l1_dp import l1_partition_pow2
 
 
 def synthetic_counts(n: int, seed: int = 0) -> np.ndarray:

@@ -17,6 +17,7 @@ from dphist._kernel import NoisyPartition, coins
 from dphist._kernel import partition as pt
 from dphist._kernel.noise import GeneratorBits, noise_source, rational_scale
 from dphist._numeric import deviation as dv
+from dphist._numeric import l1_dp
 
 # ------------------------------------------------------------------ exact laws
 
@@ -250,7 +251,7 @@ def test_negligible_noise_gives_the_exact_optimum():
     rng = np.random.default_rng(1)
     x = rng.integers(0, 20, 40)
     dev = dv.all_interval_deviations(x)
-    expected = dv.l1_partition_full(np.rint(dev) + 3.0)
+    expected = l1_dp.l1_partition_full(np.rint(dev) + 3.0)
     got = pt.certified_full_partition(x, 3.0, 1.0, t, s, bits)
     assert got.tolist() == expected.tolist()
 

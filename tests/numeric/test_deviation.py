@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dphist._numeric import deviation as dv
+from dphist._numeric import l1_dp
 from dphist.errors import InputTypeError, ValidationError
 
 SETTINGS = settings(max_examples=60, deadline=None)
@@ -122,7 +123,7 @@ def test_spec_oracles_deviation_around_the_mean():
 def test_spec_oracle_s1_partition_of_5_5_5_100():
     x = np.array([5, 5, 5, 100])
     costs = dv.all_interval_deviations(x) + 1.0  # zero noise, eps2 = 1
-    np.testing.assert_array_equal(dv.l1_partition_full(costs), [0, 3])
+    np.testing.assert_array_equal(l1_dp.l1_partition_full(costs), [0, 3])
     assert objective([0, 3], 4, lambda a, e: costs[a, e - 1]) == 2.0
     assert costs[0, 3] == 143.5
     np.testing.assert_array_equal(
@@ -135,15 +136,15 @@ def test_pow2_oracle_ties_go_to_the_longer_candidate():
     # longer last group [1,3).
     lengths, dev = dv.pow2_deviations([5, 5, 5, 100])
     np.testing.assert_array_equal(lengths, [1, 2, 4])
-    np.testing.assert_array_equal(dv.l1_partition_pow2(dev + 1.0), [0, 1, 3])
+    np.testing.assert_array_equal(l1_dp.l1_partition_pow2(dev + 1.0), [0, 1, 3])
 
 
 def test_single_bin():
     assert dv.window_deviations([7], 1).tolist() == [0.0]
     lengths, dev = dv.pow2_deviations([7])
     assert lengths.tolist() == [1] and dev.tolist() == [[0.0]]
-    assert dv.l1_partition_pow2(dev + 1).tolist() == [0]
-    assert dv.l1_partition_full([[3.0]]).tolist() == [0]
+    assert l1_dp.l1_partition_pow2(dev + 1).tolist() == [0]
+    assert l1_dp.l1_partition_full([[3.0]]).tolist() == [0]
     assert dv.l1_partition_streamed([7]).tolist() == [0]
 
 
@@ -325,7 +326,7 @@ def test_pow2_partition_matches_enumeration(n, integer, data):
         return is_pow2(e - a) and e - a <= lengths[-1]
 
     best, expected = brute_partition(n, cost, allowed, key=lambda a, e: a)
-    starts = dv.l1_partition_pow2(costs)
+    starts = l1_dp.l1_partition_pow2(costs)
     assert starts.dtype == np.int64 and starts[0] == 0
     assert all(allowed(a, e) for a, e in groups(starts.tolist(), n))
     assert objective(starts, n, cost) == best
@@ -353,7 +354,7 @@ def test_full_partition_matches_enumeration(n, integer, prefer_singleton, data):
             return (0, a)
 
     best, expected = brute_partition(n, cost, lambda a, e: True, key)
-    starts = dv.l1_partition_full(costs, prefer_singleton=prefer_singleton)
+    starts = l1_dp.l1_partition_full(costs, prefer_singleton=prefer_singleton)
     assert starts.dtype == np.int64 and starts[0] == 0
     assert objective(starts, n, cost) == best
     if integer:
@@ -363,8 +364,8 @@ def test_full_partition_matches_enumeration(n, integer, prefer_singleton, data):
 def test_the_two_s1_tie_rules_differ_as_documented():
     # Singletons cost 1 and [0,2) costs 2, so {0,1} and {0},{1} tie at 2.
     costs = np.array([[1.0, 2.0], [np.nan, 1.0]])
-    assert dv.l1_partition_full(costs).tolist() == [0]
-    assert dv.l1_partition_full(costs, prefer_singleton=True).tolist() == [0, 1]
+    assert l1_dp.l1_partition_full(costs).tolist() == [0]
+    assert l1_dp.l1_partition_full(costs, prefer_singleton=True).tolist() == [0, 1]
 
 
 @settings(max_examples=40, deadline=None)
@@ -391,7 +392,7 @@ def test_streamed_partition_equals_full_matrix_partition(values, block, prefer, 
         return rows + z
 
     starts = dv.l1_partition_streamed(x, to_costs, block_rows=block, prefer_singleton=prefer)
-    np.testing.assert_array_equal(starts, dv.l1_partition_full(full, prefer_singleton=prefer))
+    np.testing.assert_array_equal(starts, l1_dp.l1_partition_full(full, prefer_singleton=prefer))
     assert [b0 for b0, _ in seen] == list(range(0, n, block))
     assert all(r <= block for _, r in seen)
 
@@ -399,17 +400,17 @@ def test_streamed_partition_equals_full_matrix_partition(values, block, prefer, 
 def test_dp_step_and_dp_rows_by_hand():
     F = np.array([0.0, 1.0, 2.0, 0.0])
     row = np.array([3.0, 2.0, 1.0, np.inf])
-    assert dv.dp_step(F, row, 2) == (3.0, 0)  # all three tie: smallest start
-    assert dv.dp_step(F, row, 2, True) == (3.0, 2)  # tied singleton kept
-    assert dv.dp_step(F, np.array([5.0, 1.0, 1.0]), 2) == (2.0, 1)
+    assert l1_dp.dp_step(F, row, 2) == (3.0, 0)  # all three tie: smallest start
+    assert l1_dp.dp_step(F, row, 2, True) == (3.0, 2)  # tied singleton kept
+    assert l1_dp.dp_step(F, np.array([5.0, 1.0, 1.0]), 2) == (2.0, 1)
 
     x = np.array([1, 1, 9, 9, 9], dtype=np.int64)
     F = np.zeros(6)
     arg = np.zeros(6, dtype=np.int64)
     for b0, b1 in ((0, 2), (2, 5)):
-        dv.dp_rows(F, arg, dv.all_interval_deviations_rows(x, b0, b1) + 1.0, b0)
+        l1_dp.dp_rows(F, arg, dv.all_interval_deviations_rows(x, b0, b1) + 1.0, b0)
     assert F[5] == 2.0
-    assert dv.partition_from_argmins(arg).tolist() == [0, 2]
+    assert l1_dp.partition_from_argmins(arg).tolist() == [0, 2]
 
 
 # ------------------------------------------------------------------------------------
@@ -442,13 +443,13 @@ def test_input_validation():
 
 def test_cost_validation():
     with pytest.raises(ValidationError):
-        dv.l1_partition_pow2(np.zeros((3, 3)))  # N=3 allows lengths 1 and 2 only
+        l1_dp.l1_partition_pow2(np.zeros((3, 3)))  # N=3 allows lengths 1 and 2 only
     with pytest.raises(ValidationError):
-        dv.l1_partition_pow2(np.array([[0.0, np.nan, 0.0]]))
+        l1_dp.l1_partition_pow2(np.array([[0.0, np.nan, 0.0]]))
     with pytest.raises(ValidationError):
-        dv.l1_partition_full(np.zeros((2, 3)))
+        l1_dp.l1_partition_full(np.zeros((2, 3)))
     with pytest.raises(ValidationError):
-        dv.l1_partition_full(np.array([[0.0, np.nan], [0.0, 0.0]]))
+        l1_dp.l1_partition_full(np.array([[0.0, np.nan], [0.0, 0.0]]))
     with pytest.raises(ValidationError):
         dv.l1_partition_streamed([1, 2, 3], lambda b0, rows: rows[:, :2])
     with pytest.raises(ValidationError):
@@ -456,7 +457,7 @@ def test_cost_validation():
     with pytest.raises(ValidationError):
         dv.l1_partition_streamed([1, 2, 3], block_rows=0)
     with pytest.raises(ValidationError):
-        dv.partition_from_argmins([0, 1])
+        l1_dp.partition_from_argmins([0, 1])
 
 
 def test_accepts_other_numeric_dtypes():

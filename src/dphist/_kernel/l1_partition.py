@@ -35,12 +35,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._numeric.deviation import (
-    l1_partition_pow2,
-    l1_partition_streamed,
-    pow2_deviations,
-    window_deviations,
-)
+from .._numeric.deviation import l1_partition_streamed, pow2_deviations, window_deviations
+from .._numeric.l1_dp import l1_partition_pow2
 from .._numeric.tree import TreeLayout, best_cut
 from ..errors import InternalError
 from .budget import Primitive

@@ -1,4 +1,4 @@
-"""Interval deviation costs and partition dynamic programs for DAWA's L1 partition.
+"""Interval deviation costs for DAWA's L1 partition.
 
 DAWA's first stage (Li, Hay, Miklau, Wang, "A Data- and Workload-Aware Algorithm for
 Range Queries Under Differential Privacy", PVLDB 7(5) 2014, §3) and the smoothing
@@ -11,8 +11,8 @@ bucket ``B`` of contiguous bins by
 the absolute error of replacing every count of ``B`` by the bucket **mean** (not the
 median), plus a constant, add noise to every score (done by the privacy kernel, not
 here) and choose the partition of ``[0, N)`` that minimises the sum of the noisy
-scores. This module holds the deterministic parts: the deviations of every candidate
-and the partition dynamic programs over *given* costs.
+scores. This module computes the deviations of the candidates; the partition dynamic
+programs over given costs are in :mod:`dphist._numeric.l1_dp`.
 
 Conventions (0-based, used by every function below):
 
@@ -53,21 +53,9 @@ Public functions and cost:
   (:class:`DeviationIndex` keeps the index for repeated queries). Bit-identical to the
   streamed rows on integer input: the same count and sum of the low values feed the
   same final formula.
-* :func:`l1_partition_pow2` – exact partition DP over the power-of-two family,
-  ``O(N log N)``.
-* :func:`dp_step`, :func:`dp_rows`, :func:`l1_partition_streamed`,
-  :func:`l1_partition_full` – exact DP over all intervals, ``O(N^2)`` time and
-  ``O(N)`` memory when fed by streamed rows.
-
-Tie-breaking. Both DPs prefer the **longest last group** among equally good
-candidates at every prefix (the earliest start). For the power-of-two family this is
-exactly the DAWA reference rule (the singleton is tried first, then lengths 2, 4, ...,
-replacing on ``<=``). For all intervals the reference instead keeps the singleton when
-it ties and otherwise prefers the earliest start; ``prefer_singleton=True``
-reproduces that rule. Over the whole partition (with exactly representable sums,
-e.g. integer-valued costs), the result is the optimal partition whose starts, read
-from right to left, are lexicographically smallest; with ``prefer_singleton=True`` a
-group of one bin ranks before any other group at the same position.
+* :func:`l1_partition_streamed` – the all-interval (S1) partition, the rows above
+  streamed into :func:`dphist._numeric.l1_dp.dp_rows`: ``O(N^2 log N)`` time and
+  ``O(N)`` memory.
 """
 
 from __future__ import annotations
@@ -79,6 +67,7 @@ from numba import njit, types
 from numba.extending import overload
 
 from ..errors import InputTypeError, ValidationError
+from .l1_dp import dp_rows_checked
 from .segment import starts_from_back
 
 __all__ = [
@@ -86,13 +75,8 @@ __all__ = [
     "DeviationIndex",
     "all_interval_deviations",
     "all_interval_deviations_rows",
-    "dp_rows",
-    "dp_step",
     "interval_deviations",
-    "l1_partition_full",
-    "l1_partition_pow2",
     "l1_partition_streamed",
-    "partition_from_argmins",
     "pow2_deviations",
     "window_deviations",
 ]
@@ -438,114 +422,6 @@ def interval_deviations(x, lo, hi) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------
-# Partition dynamic programs over given costs.
-
-
-@njit(cache=True)
-def dp_step(F, costs_row, b, prefer_singleton=False):
-    """One step of the all-interval DP: ``min_{0 <= a <= b} F[a] + costs_row[a]``.
-
-    ``F[a]`` is the optimal cost of the prefix ``x[:a]`` (``F[0] = 0``) and
-    ``costs_row[a]`` the (noisy) cost of the group ``x[a : b + 1]``. Returns
-    ``(best, argbest)``; the caller stores them as ``F[b + 1]`` and the argmin.
-    Ties go to the smallest ``a`` (longest group); with ``prefer_singleton`` a tie
-    with the singleton ``a = b`` keeps the singleton (DAWA reference rule).
-    ``O(b)``; entries ``costs_row[b + 1:]`` are not read.
-    """
-    if prefer_singleton:
-        best = F[b] + costs_row[b]
-        arg = b
-        for a in range(b):
-            v = F[a] + costs_row[a]
-            if v < best:
-                best = v
-                arg = a
-    else:
-        best = F[0] + costs_row[0]
-        arg = 0
-        for a in range(1, b + 1):
-            v = F[a] + costs_row[a]
-            if v < best:
-                best = v
-                arg = a
-    return best, arg
-
-
-@njit(cache=True)
-def dp_rows(F, argmin, cost_rows, b0, prefer_singleton=False):
-    """Feed a block of cost rows (last bins ``b0, b0 + 1, ...``) to the all-interval DP.
-
-    ``cost_rows[r, a]`` is the cost of ``x[a : b0 + r + 1]`` (the layout of
-    :func:`all_interval_deviations_rows`). Requires ``F[0 .. b0]`` filled; writes
-    ``F[b + 1]`` and ``argmin[b + 1]`` for every row. Blocks must be fed in order.
-    No validation: the costs read (``a <= b``) must be finite. Then
-    :func:`partition_from_argmins` gives the partition. ``O(b)`` per row.
-    """
-    for r in range(cost_rows.shape[0]):
-        b = b0 + r
-        best, a = dp_step(F, cost_rows[r], b, prefer_singleton)
-        F[b + 1] = best
-        argmin[b + 1] = a
-
-
-@njit(cache=True)
-def _dp_rows_checked(F, argmin, cost_rows, b0, prefer_singleton):
-    """:func:`dp_rows` that first checks the costs it reads; -1 or the bad row."""
-    for r in range(cost_rows.shape[0]):
-        for a in range(b0 + r + 1):
-            if not np.isfinite(cost_rows[r, a]):
-                return r
-    dp_rows(F, argmin, cost_rows, b0, prefer_singleton)
-    return -1
-
-
-# group starts from back-pointers: the same walk as the S2 solver's
-_backtrack = starts_from_back
-
-
-@njit(cache=True)
-def _pow2_dp(costs):
-    n_len = costs.shape[0]
-    n = costs.shape[1]
-    F = np.empty(n + 1, dtype=np.float64)
-    argmin = np.empty(n + 1, dtype=np.int64)
-    F[0] = 0.0
-    argmin[0] = 0
-    for j in range(1, n + 1):
-        best = F[j - 1] + costs[0, j - 1]
-        arg = j - 1
-        k = 1
-        length = 2
-        while k < n_len and length <= j:
-            v = F[j - length] + costs[k, j - length]
-            if v <= best:  # later (longer) candidate wins ties
-                best = v
-                arg = j - length
-            k += 1
-            length *= 2
-        F[j] = best
-        argmin[j] = arg
-    return _backtrack(argmin), F[n]
-
-
-@njit(cache=True)
-def _full_dp(costs, prefer_singleton):
-    n = costs.shape[0]
-    F = np.empty(n + 1, dtype=np.float64)
-    argmin = np.empty(n + 1, dtype=np.int64)
-    F[0] = 0.0
-    argmin[0] = 0
-    row = np.empty(n, dtype=np.float64)
-    for b in range(n):
-        for a in range(b + 1):
-            row[a] = costs[a, b]
-        best, arg = dp_step(F, row, b, prefer_singleton)
-        F[b + 1] = best
-        argmin[b + 1] = arg
-    return _backtrack(argmin), F[n]
-
-
-# --------------------------------------------------------------------------------------
 # Validated wrappers.
 
 
@@ -597,7 +473,7 @@ def pow2_deviations(x) -> tuple[np.ndarray, np.ndarray]:
     ``K = floor(log2 N)``) and ``dev`` of shape ``(K + 1, N)`` with
     ``dev[k, a] = dev(x[a : a + lengths[k]])`` for ``a <= N - lengths[k]`` and
     ``+inf`` where the window does not fit (``+inf`` survives adding noise and is
-    never chosen by :func:`l1_partition_pow2`). Row 0 is all zeros.
+    never chosen by :func:`~dphist._numeric.l1_dp.l1_partition_pow2`). Row 0 is all zeros.
     ``O(N log^2 N)`` time (one sliding window per length), ``8 N (K + 1)`` bytes.
     (Li et al., PVLDB 2014, §3, approximate partition; Kellaris et al., §4, S~.)
     """
@@ -612,8 +488,9 @@ def all_interval_deviations_rows(x, b0: int, b1: int) -> np.ndarray:
     ``rows[r, a] = dev(x[a : b0 + r + 1])`` for ``a <= b0 + r`` and ``+inf`` for
     ``a > b0 + r``. Row ``r`` is built by inserting ``x[b], x[b - 1], ..., x[0]`` into a
     Fenwick tree of value ranks: ``O(N log N)`` per row, ``O(N^2 log N)`` over all
-    ``N`` rows. Feed consecutive blocks (plus constant and noise) to :func:`dp_rows` or
-    use :func:`l1_partition_streamed`; never more than one block is held.
+    ``N`` rows. Feed consecutive blocks (plus constant and noise) to
+    :func:`~dphist._numeric.l1_dp.dp_rows` or use :func:`l1_partition_streamed`; never
+    more than one block is held.
     (Li et al., PVLDB 2014, §3; Kellaris et al., §4, S1.)
     """
     xv = _as_vector(x)
@@ -641,68 +518,6 @@ def all_interval_deviations(x) -> np.ndarray:
     return np.ascontiguousarray(_rows_kernel(xv, 0, n).T)
 
 
-def _check_finite_region(costs: np.ndarray, mask: np.ndarray, what: str) -> None:
-    if not np.all(np.isfinite(costs[mask])):
-        raise ValidationError(f"{what} must be finite on every candidate interval")
-
-
-def l1_partition_pow2(costs) -> np.ndarray:
-    """Optimal partition into power-of-two-length groups given their (noisy) costs.
-
-    ``costs`` has the layout of :func:`pow2_deviations`: shape ``(m, N)``,
-    ``1 <= m <= floor(log2 N) + 1``, ``costs[k, a]`` the cost of ``x[a : a + 2**k]``;
-    entries for windows that do not fit are ignored. DP over right ends
-    ``F(j) = min_k F(j - 2**k) + costs[k, j - 2**k]``, ``O(N log N)``. Ties go to the
-    later, longer candidate (lengths tried in increasing order, replaced on ``<=``),
-    as in the DAWA reference. Returns the group starts (``int64``, first 0).
-    (Li et al., PVLDB 2014, §3; Kellaris et al., §4, S~.)
-    """
-    c = np.asarray(costs, dtype=np.float64)
-    if c.ndim != 2 or c.shape[1] == 0:
-        raise ValidationError(f"costs must have shape (m, N) with N >= 1, got {c.shape}")
-    n = c.shape[1]
-    max_rows = int(n).bit_length()  # floor(log2 N) + 1
-    if not 1 <= c.shape[0] <= max_rows:
-        raise ValidationError(
-            f"costs must have between 1 and floor(log2 N) + 1 = {max_rows} rows, got {c.shape[0]}"
-        )
-    lengths = np.left_shift(1, np.arange(c.shape[0]))
-    mask = np.arange(n)[None, :] <= (n - lengths)[:, None]
-    _check_finite_region(c, mask, "costs")
-    starts, _ = _pow2_dp(np.ascontiguousarray(c))
-    return starts
-
-
-def l1_partition_full(costs, *, prefer_singleton: bool = False) -> np.ndarray:
-    """Optimal partition over all intervals given a full cost matrix (small N).
-
-    ``costs[a, b]`` is the cost of ``x[a : b + 1]`` (``a <= b``; the part below the
-    diagonal is ignored), the layout of :func:`all_interval_deviations`. DP
-    ``F(b + 1) = min_{a <= b} F(a) + costs[a, b]`` in ``O(N^2)``. Ties: longest group
-    (smallest ``a``); ``prefer_singleton=True`` keeps a tied singleton (DAWA
-    reference). Returns the group starts. (Li et al., PVLDB 2014, §3; Kellaris et al.,
-    §4, S1.)
-    """
-    c = np.asarray(costs, dtype=np.float64)
-    if c.ndim != 2 or c.shape[0] != c.shape[1] or c.shape[0] == 0:
-        raise ValidationError(f"costs must be a non-empty square matrix, got {c.shape}")
-    _check_finite_region(c, np.triu(np.ones(c.shape, dtype=bool)), "costs")
-    starts, _ = _full_dp(np.ascontiguousarray(c), bool(prefer_singleton))
-    return starts
-
-
-def partition_from_argmins(argmin) -> np.ndarray:
-    """Group starts from the DP argmins (``argmin[j]`` = start of the last group of
-    the optimal partition of ``x[:j]``, ``j = 1..N``; ``argmin[0]`` unused)."""
-    arg = np.ascontiguousarray(argmin, dtype=np.int64)
-    if arg.ndim != 1 or arg.shape[0] < 2:
-        raise ValidationError("argmin must be a 1-D array of length N + 1 >= 2")
-    j = np.arange(1, arg.shape[0])
-    if np.any(arg[1:] < 0) or np.any(arg[1:] >= j):
-        raise ValidationError("argmin[j] must lie in [0, j) for every j >= 1")
-    return _backtrack(arg)
-
-
 def l1_partition_streamed(
     x,
     to_costs: Callable[[int, np.ndarray], np.ndarray] | None = None,
@@ -719,10 +534,10 @@ def l1_partition_streamed(
     ``dev + 1/eps2 + Z``; it may modify ``dev`` in place and return it (``dev`` is a
     buffer reused for the next block: do not keep it). ``None`` uses the deviations
     themselves. Each block is checked (finite where read), consumed by the DP of
-    :func:`dp_rows` and dropped, so one block of ``B * N`` values exists at a time
-    (the default ``B`` keeps it near 32 MB). Time ``O(N^2 log N)``. Same tie rules as
-    :func:`l1_partition_full`, and the same result on the same costs. Returns the
-    group starts.
+    :func:`~dphist._numeric.l1_dp.dp_rows` and dropped, so one block of ``B * N``
+    values exists at a time (the default ``B`` keeps it near 32 MB). Time
+    ``O(N^2 log N)``. Same tie rules as :func:`~dphist._numeric.l1_dp.l1_partition_full`,
+    and the same result on the same costs. Returns the group starts.
     """
     xv = _as_vector(x)
     n = xv.shape[0]
@@ -748,10 +563,10 @@ def l1_partition_streamed(
                     f"to_costs must return shape {(b1 - b0, n)}, got {rows.shape}"
                 )
             rows = np.ascontiguousarray(rows)
-        bad = _dp_rows_checked(F, argmin, rows, b0, flag)
+        bad = dp_rows_checked(F, argmin, rows, b0, flag)
         if bad >= 0:
             raise ValidationError(
                 f"to_costs(...) must be finite on every candidate interval (row {bad} of "
                 f"the block starting at b0={b0})"
             )
-    return _backtrack(argmin)
+    return starts_from_back(argmin)
