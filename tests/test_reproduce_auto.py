@@ -24,6 +24,19 @@ from dphist.lab.selector.table import (
 from dphist.methods.selector import WORKLOADS, Candidate
 
 
+def test_settings_ties_go_to_the_shallower_tree():
+    def scores(*regrets):
+        return [{"geo-mean regret": r} for r in regrets]
+
+    # depth 6 better by under 1%: the depth-5 tree is kept
+    assert auto.shallowest_tied([5, 6], scores(1.480, 1.475)) == 0
+    # better by more than 1%: the deeper tree earns its leaves
+    assert auto.shallowest_tied([5, 6], scores(1.50, 1.47)) == 1
+    # among equally deep settings the lower score wins
+    assert auto.shallowest_tied([5, 5, 6], scores(1.49, 1.48, 1.30)) == 2
+    assert auto.shallowest_tied([5, 5, 6], scores(1.49, 1.48, 1.475)) == 1
+
+
 def test_coarsen_keeps_the_total_and_adjacency():
     shape = np.arange(1.0, 11.0)
     got = coarsen(shape, 3)
