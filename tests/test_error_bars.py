@@ -10,9 +10,9 @@ import pytest
 from scipy import integrate
 from scipy.stats import norm
 
+from dphist._numeric.group_sums import group_range_sums
 from dphist._numeric.posterior import (
     functional_variance,
-    group_range_sums,
     level_factors,
     level_range_variances,
     range_fourth_cumulants,

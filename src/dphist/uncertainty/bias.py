@@ -37,7 +37,7 @@ import math
 import numpy as np
 
 from .._numeric.compact import label_sizes, own_labels
-from .._numeric.posterior import group_range_sums, runs_in_order
+from .._numeric.group_sums import group_range_sums, runs_in_order
 from ..errors import ValidationError
 from .tails import Tail
 

@@ -21,11 +21,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._numeric.compact import label_sizes, own_labels
+from .._numeric.group_sums import group_range_sums
 from .._numeric.posterior import (
     LevelFactors,
     TreeFactors,
     functional_variance,
-    group_range_sums,
     level_factors,
     level_range_variances,
     range_fourth_cumulants,
