@@ -19,9 +19,8 @@ from dphist._numeric.clustering import (
     ahp_optimal,
     ahp_total_error,
     empirical_k,
-    greedy_group_relative,
-    group_relative_errors,
 )
+from dphist._numeric.ggs import greedy_group_relative, group_relative_errors
 from dphist.errors import ValidationError
 
 EXAMPLE = [1, 1, 3, 3, 4, 6, 7]  # AHP Example 3.1, eps2 = 0.5 (2/eps2**2 = 8)

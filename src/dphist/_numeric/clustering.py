@@ -1,10 +1,10 @@
-"""Clustering of sorted noisy counts: AHP (greedy, optimal, empirical) and SReB_GCA's GGS.
+"""Clustering of sorted noisy counts: AHP (greedy, optimal, empirical).
 
-Both methods sort noisy counts and then cut the sorted vector ``s`` (length ``N``) into
-contiguous clusters; every cluster is later published as one noisy total (one Laplace
-draw of budget ``eps2`` per cluster, done by the privacy kernel). This module only
-chooses the cuts. Everything here is post-processing of released values: no noise, no
-budget, no randomness.
+AHP (like SReB_GCA's GGS, :mod:`dphist._numeric.ggs`) sorts noisy counts and then cuts
+the sorted vector ``s`` (length ``N``) into contiguous clusters; every cluster is later
+published as one noisy total (one Laplace draw of budget ``eps2`` per cluster, done by
+the privacy kernel). This module only chooses the cuts. Everything here is
+post-processing of released values: no noise, no budget, no randomness.
 
 AHP (Zhang, Chen, Xu, Meng, Xie, SDM 2014, §4.2; spec methods-data-aware §2). The
 estimated error of a cluster ``C`` (Theorem 4.2) is
@@ -28,15 +28,9 @@ values as they are (no ``-2(|C|-1)/eps1**2`` bias correction as in
   exactly) ``k`` clusters, and the paper's Algorithm 2 with four rules of thumb for k.
 * :func:`ahp_total_error`, :func:`ahp_err_star` – the objective and the bounds.
 
-SReB_GCA (Chen et al., Algorithms 17(7):293, 2024, §5; spec §8). With
-``lam = 1/eps2``, ``d(H) = max(H, delta)`` and a cluster ``C`` of size ``n`` and mean
-``M``, the estimated relative error of a bin is ``e(H; C) = (|H - M| + lam/n)/d(H)``
-(Theorem 1, upper bound of the exact mean absolute error) and the cluster score is
-``E(C) = mean_{H in C} e(H; C)``; :func:`greedy_group_relative` implements GGS.
-
 Conventions. ``s`` must be monotone: AHP accepts non-decreasing or non-increasing
 input (its objective is invariant under ``s -> -s``, and every argument below only
-needs monotonicity); GGS needs non-decreasing input. A clustering is an ``int64``
+needs monotonicity). A clustering is an ``int64``
 array of cluster starts beginning with 0 (``[0, 2, 5]`` = ``[0,2), [2,5), [5,N)``).
 
 Numerics: sums of squares use the centred prefix sums of :mod:`.segment` (absolute
@@ -47,7 +41,6 @@ running sums inside the open cluster.
 from __future__ import annotations
 
 import math
-from numbers import Real
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -57,6 +50,8 @@ from numba import njit
 from ..errors import ValidationError
 from .segment import (
     check_eps,
+    check_flag,
+    check_monotone,
     check_starts,
     check_y,
     dp_from,
@@ -76,8 +71,6 @@ __all__ = [
     "ahp_optimal",
     "ahp_total_error",
     "empirical_k",
-    "greedy_group_relative",
-    "group_relative_errors",
 ]
 
 EmpiricalRule = Literal["sqrt", "sturges", "doane", "rice", "all"]
@@ -285,90 +278,7 @@ def _k_starts(back, j, n):
     return starts
 
 
-@njit(cache=True)
-def _ggs(s, lam, delta, merge_out, keep_out, starts):
-    """GGS (seed 001 Algorithm 2, corrected); returns the number of clusters.
-
-    Inside the open cluster ``[a, r)`` values are shifted by ``s_a`` (``t = s - s_a``,
-    so sums stay small) and the running sums ``T = sum t``, ``A = sum w``,
-    ``B = sum t w`` (``w = 1/max(s, delta)``) are kept, plus the same sums over the
-    bins at or below the trial mean (a pointer that only moves right, because the
-    mean of an ascending run never decreases). Then
-    ``sum |t - mu| w = mu (A_lo - A_hi) - (B_lo - B_hi)``: O(1) amortised per bin.
-    """
-    n = s.shape[0]
-    starts[0] = 0
-    k = 1
-    x0 = s[0]
-    w0 = 1.0 / max(s[0], delta)
-    size = 1
-    t_sum = 0.0
-    w_sum = w0
-    tw_sum = 0.0
-    p = 1  # bins a..p-1 are at or below the mean
-    w_lo = w0
-    tw_lo = 0.0
-    score = lam * w0  # E(C) of the singleton
-    for r in range(1, n):
-        x = s[r]
-        w = 1.0 / max(x, delta)
-        t = x - x0
-        size1 = size + 1
-        t1 = t_sum + t
-        w1 = w_sum + w
-        tw1 = tw_sum + t * w
-        mu = t1 / size1
-        pp = p
-        wl = w_lo
-        twl = tw_lo
-        while pp <= r and s[pp] - x0 <= mu:
-            tp = s[pp] - x0
-            wp = 1.0 / max(s[pp], delta)
-            wl += wp
-            twl += tp * wp
-            pp += 1
-        absdev = mu * (wl - (w1 - wl)) - (twl - (tw1 - twl))
-        if absdev < 0.0:
-            absdev = 0.0
-        merged = (absdev + (lam / size1) * w1) / size1
-        keep = (size * score + lam * w / (n - r)) / size1
-        merge_out[r - 1] = merged
-        keep_out[r - 1] = keep
-        if merged < keep:
-            size = size1
-            t_sum = t1
-            w_sum = w1
-            tw_sum = tw1
-            p = pp
-            w_lo = wl
-            tw_lo = twl
-            score = merged
-        else:
-            starts[k] = r
-            k += 1
-            x0 = x
-            size = 1
-            t_sum = 0.0
-            w_sum = w
-            tw_sum = 0.0
-            p = r + 1
-            w_lo = w
-            tw_lo = 0.0
-            score = lam * w
-    return k
-
-
 # ----------------------------------------------------------------------- validation
-
-
-def _check_monotone(arr: np.ndarray, who: str, *, ascending_only: bool) -> None:
-    d = np.diff(arr)
-    if np.all(d >= 0):
-        return
-    if not ascending_only and np.all(d <= 0):
-        return
-    want = "sorted ascending" if ascending_only else "sorted (non-decreasing or non-increasing)"
-    raise ValidationError(f"{who} needs y {want}; sort the noisy counts first")
 
 
 def _ahp_input(y: npt.ArrayLike, eps2: float, who: str) -> tuple[np.ndarray, float]:
@@ -377,14 +287,8 @@ def _ahp_input(y: npt.ArrayLike, eps2: float, who: str) -> tuple[np.ndarray, flo
     c = 2.0 / e2 / e2
     if not math.isfinite(c):
         raise ValidationError("eps2 is too small: 2/eps2**2 overflows float64")
-    _check_monotone(arr, who, ascending_only=False)
+    check_monotone(arr, who, ascending_only=False)
     return arr, c
-
-
-def _flag(value: object, name: str) -> bool:
-    if not isinstance(value, bool | np.bool_):
-        raise ValidationError(f"{name} must be True or False; got {value!r}")
-    return bool(value)
 
 
 def _choice(value: object, name: str, options: tuple[str, ...]) -> str:
@@ -466,7 +370,7 @@ def ahp_greedy(
     """
     arr, c = _ahp_input(y, eps2, "ahp_greedy")
     scan = _choice(err_star, "err_star", ("search", "scan")) == "scan"
-    trace = _flag(return_trace, "return_trace")
+    trace = check_flag(return_trace, "return_trace")
     n = arr.shape[0]
     mean = float(arr.mean())
     p1 = np.empty(n + 1)
@@ -556,7 +460,7 @@ def ahp_k_clustering(y: npt.ArrayLike, k: int, *, eps2: float, exact_k: bool = F
     arr, c = _ahp_input(y, eps2, "ahp_k_clustering")
     n = arr.shape[0]
     kk = _check_k(k, n)
-    exact = _flag(exact_k, "exact_k")
+    exact = check_flag(exact_k, "exact_k")
     last, back = _layers(arr, c, kk)
     return _k_starts(back, _pick(last, kk, exact), n)
 
@@ -640,7 +544,7 @@ def ahp_empirical(
     arr, c = _ahp_input(y, eps2, "ahp_empirical")
     n = arr.shape[0]
     which = _choice(rule, "rule", (*EMPIRICAL_RULES, "all"))
-    exact = _flag(exact_k, "exact_k")
+    exact = check_flag(exact_k, "exact_k")
     rules = EMPIRICAL_RULES if which == "all" else (which,)
     ks = [empirical_k(arr, r, doane=doane) for r in rules]
     last, back = _layers(arr, c, max(ks))
@@ -650,76 +554,3 @@ def ahp_empirical(
         if last[j] < best_v:
             best_j, best_v = j, last[j]
     return _k_starts(back, best_j, n)
-
-
-# ------------------------------------------------------------------------- SReB_GCA
-
-
-def _sreb_params(eps2: float, delta: float) -> tuple[float, float]:
-    e2 = check_eps("eps2", eps2)
-    if isinstance(delta, bool | np.bool_) or not isinstance(delta, Real):
-        raise ValidationError(f"delta must be a positive real number; got {delta!r}")
-    dl = float(delta)
-    if not (math.isfinite(dl) and dl > 0.0):
-        raise ValidationError(f"delta must be a finite number > 0; got {dl!r}")
-    lam = 1.0 / e2
-    if not math.isfinite(lam):
-        raise ValidationError("eps2 is too small: 1/eps2 overflows float64")
-    return lam, dl
-
-
-def group_relative_errors(
-    y: npt.ArrayLike, starts: npt.ArrayLike, *, eps2: float, delta: float = 1.0
-) -> np.ndarray:
-    """Score ``E(C) = mean_{H in C} (|H - mean(C)| + lam/|C|)/max(H, delta)`` per cluster.
-
-    Seed 001 Theorem 1 and Eq. (12) with ``lam = 1/eps2`` and the floor ``delta``
-    (spec §8.2). Two-pass per-cluster sums, O(N); any order of ``y``.
-    """
-    arr = check_y(y)
-    lam, dl = _sreb_params(eps2, delta)
-    s = check_starts(starts, arr.shape[0])
-    sizes = np.diff(np.append(s, arr.shape[0]))
-    means = np.add.reduceat(arr, s) / sizes
-    rep = np.repeat(sizes, sizes)
-    e = (np.abs(arr - np.repeat(means, sizes)) + lam / rep) / np.maximum(arr, dl)
-    return np.add.reduceat(e, s) / sizes
-
-
-def greedy_group_relative(
-    y: npt.ArrayLike,
-    *,
-    eps2: float,
-    delta: float = 1.0,
-    return_trace: bool = False,
-) -> np.ndarray | tuple[np.ndarray, GreedyTrace]:
-    """GGS, SReB_GCA's greedy grouping (seed 001 §5.2, Definition 5 and Algorithm 2).
-
-    ``y`` sorted ascending, ``lam = 1/eps2``, ``d(H) = max(H, delta)``. Start with
-    ``G = {y_0}``; for ``r = 1..N-1`` (0-based) add ``y_r`` iff
-    ``E(G + y_r) < (|G| E(G) + lam/((N - r) d(y_r))) / (|G| + 1)``, else close ``G``
-    (it ends at ``r - 1``) and open ``{y_r}``; close the last group. ``E`` is
-    :func:`group_relative_errors`' score; ``lam/((N - r) d(y_r))`` is Theorem 7's lower
-    bound on ``y_r``'s relative error in any later group (all remaining bins, no
-    reconstruction error). Corrections (spec §8.4, §12.2): the scale is ``lam2`` (the
-    listing names it ``lam1``); line 8's ``d < r`` is the assignment of the cut; the
-    restart uses ``r``, not a stale ``d + 1``; Eq. (26) means ``1/H_r``; every
-    denominator is floored at ``delta`` (noisy counts may be <= 0).
-
-    Guarantee: each group ``[a, b)`` satisfies
-    ``|G| E(G) < lam/d(y_a) + sum_{a<r<b} lam/((N - r) d(y_r))`` (the merge tests add
-    up), hence the total estimated relative error never exceeds that of singletons.
-    O(N) time (amortised), O(N) memory. ``return_trace=True`` also returns a
-    :class:`GreedyTrace`.
-    """
-    arr = check_y(y)
-    lam, dl = _sreb_params(eps2, delta)
-    _check_monotone(arr, "greedy_group_relative", ascending_only=True)
-    trace = _flag(return_trace, "return_trace")
-    n = arr.shape[0]
-    merge = np.empty(n - 1)
-    keep = np.empty(n - 1)
-    starts = np.empty(n, dtype=np.int64)
-    k = _ggs(arr, lam, dl, merge, keep, starts)
-    out = starts[:k].copy()
-    return (out, GreedyTrace(merge, keep)) if trace else out

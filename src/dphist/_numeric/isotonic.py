@@ -34,6 +34,7 @@ import numpy.typing as npt
 from numba import njit
 
 from ..errors import ValidationError
+from .segment import check_flag
 
 __all__ = [
     "METHODS", "NORMS", "apportion", "block_starts", "bounded_isotonic", "cumulative_round",
@@ -296,12 +297,6 @@ def _total(value: object, name: str) -> int:
     raise ValidationError(f"{name} must be an integer; got {value!r}")
 
 
-def _flag(value: object, name: str) -> bool:
-    if not isinstance(value, bool | np.bool_):
-        raise ValidationError(f"{name} must be True or False; got {value!r}")
-    return bool(value)
-
-
 # ------------------------------------------------------------------ isotonic fits
 
 
@@ -321,7 +316,7 @@ def isotonic_l2(
     Used by the ranked method on noisy sorted group sizes (Kuo et al. 2018, §4.2).
     """
     arr = _real_vector(y, "y")
-    inc = _flag(increasing, "increasing")
+    inc = check_flag(increasing, "increasing")
     w = None
     if weights is not None:
         w = _real_vector(weights, "weights")
@@ -358,7 +353,7 @@ def isotonic_l2_inplace(y: np.ndarray, *, increasing: bool = True) -> np.ndarray
         )
     if not y.flags.c_contiguous or not y.flags.writeable:
         raise ValidationError("y must be C-contiguous and writeable")
-    inc = _flag(increasing, "increasing")
+    inc = check_flag(increasing, "increasing")
     if _first_nonfinite(y) >= 0:
         raise ValidationError("y contains NaN or infinite values")
     if y.shape[0] >= 2**53:
@@ -389,7 +384,7 @@ def isotonic_l1(y: npt.ArrayLike, *, increasing: bool = True) -> np.ndarray:
     reverses the result (again the pointwise smallest minimiser).
     """
     arr = _real_vector(y, "y")
-    inc = _flag(increasing, "increasing")
+    inc = check_flag(increasing, "increasing")
     src = arr if inc else arr[::-1].copy()
     out = np.empty_like(src)
     if src.size:

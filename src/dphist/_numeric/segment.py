@@ -50,7 +50,8 @@ from numba import njit
 from ..errors import ValidationError
 
 __all__ = [
-    "NOISE_TERMS", "PeltStats", "centred_prefix_sums", "check_starts", "length_cost",
+    "NOISE_TERMS", "PeltStats", "centred_prefix_sums", "check_flag", "check_monotone",
+    "check_starts", "length_cost",
     "s2_costs", "segment", "segment_dp", "segment_objective", "segment_pelt",
     "segment_sorted",
 ]  # fmt: skip
@@ -354,6 +355,22 @@ def check_starts(starts: npt.ArrayLike, n: int) -> np.ndarray:
     if arr[-1] >= n:
         raise ValidationError(f"starts must be < n = {n}; got a start at {int(arr[-1])}")
     return arr
+
+
+def check_monotone(arr: np.ndarray, who: str, *, ascending_only: bool) -> None:
+    d = np.diff(arr)
+    if np.all(d >= 0):
+        return
+    if not ascending_only and np.all(d <= 0):
+        return
+    want = "sorted ascending" if ascending_only else "sorted (non-decreasing or non-increasing)"
+    raise ValidationError(f"{who} needs y {want}; sort the noisy counts first")
+
+
+def check_flag(value: object, name: str) -> bool:
+    if not isinstance(value, bool | np.bool_):
+        raise ValidationError(f"{name} must be True or False; got {value!r}")
+    return bool(value)
 
 
 # ------------------------------------------------------------------------ public API

@@ -13,9 +13,9 @@ from .._numeric.clustering import (
     ahp_empirical,
     ahp_greedy,
     ahp_optimal,
-    greedy_group_relative,
 )
 from .._numeric.compact import label_dtype, labels_from_starts, scattered_labels
+from .._numeric.ggs import greedy_group_relative
 from .._numeric.segment import segment
 from ..errors import CompositionError
 from ..uncertainty import GroupNoise
