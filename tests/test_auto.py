@@ -12,13 +12,15 @@ import pytest
 import dphist as dh
 from dphist import session as session_module
 from dphist import workloads
-from dphist._kernel import TotalAndSupport
+from dphist._kernel import TotalAndTop
+from dphist._kernel.operators import total_and_top_mass
 from dphist.errors import BudgetExceededError, InputTypeError, ValidationError
 from dphist.lab.selector.fit import GUARD_WEIGHT, TRAIN_GUARD, costs, fit_tree
 from dphist.methods import advisor, selector
 from dphist.methods.advisor import choose, workload_kind
 from dphist.methods.selector import (
     CANDIDATES,
+    DEFAULT_SHARE,
     SMALL_DOMAIN,
     WORKLOADS,
     Candidate,
@@ -56,7 +58,9 @@ def test_features_are_finite_clipped_and_monotone():
     lows = [feature_vector(40, 0.5, t, t / 10) for t in (-5.0, 0.0, 10.0, 1e3, 1e9)]
     assert all(np.isfinite(v).all() for v in lows)
     assert [v[2] for v in lows] == sorted(v[2] for v in lows)
-    assert [v[4] for v in lows] == [0.0, 0.0, 0.025, 1.0, 1.0]  # a share of the bins
+    tops = [feature_vector(40, 0.5, 100.0, top)[4] for top in (-5.0, 0.0, 50.0, 100.0, 500.0)]
+    assert tops == [0.0, 0.0, 0.5, 1.0, 1.0]  # a share of the records, clipped
+    assert feature_vector(40, 0.5, -3.0, 0.5)[4] == 0.5  # a noisy total below 1 counts as 1
     assert feature_vector(1024, 0.1, 1e4)[3] == pytest.approx(np.log10(1e3 / 1024))
     assert np.isnan(feature_vector(1024, 0.1, 1e4)[4])
 
@@ -134,30 +138,60 @@ def test_release_records_features_choice_and_the_whole_ledger():
     x = dh.synthetic.spiky(512, rng=3)
     rel = dh.publish(x, epsilon=0.5, method="auto", workload="long", rng=1)
     auto = rel.params["auto"]
-    assert rel.method == auto["method"] and auto["share"] == "1/50"
-    assert isinstance(auto["noisy_total"], float) and isinstance(auto["noisy_nonempty"], float)
+    assert rel.method == auto["method"] and auto["share"] == str(DEFAULT_SHARE)
+    assert isinstance(auto["noisy_total"], float) and isinstance(auto["noisy_top_tenth"], float)
     assert auto["reason"]
     assert rel.spent == rel.epsilon == Fraction(1, 2)
     first = rel.ledger[0]
-    assert first.epsilon == Fraction(1, 100) and first.sensitivity == 2 and first.size == 2
-    assert sum(c.epsilon for c in rel.ledger[1:]) == Fraction(49, 100)
+    assert first.epsilon == DEFAULT_SHARE / 2 and first.sensitivity == 2 and first.size == 2
+    assert sum(c.epsilon for c in rel.ledger[1:]) == (1 - DEFAULT_SHARE) / 2
     assert rel.to_dict()["params"]["auto"]["method"] == rel.method
 
 
-def test_total_and_support_sensitivity_by_brute_force():
-    """One record added or removed moves the total and the support by at most one each."""
-    query = TotalAndSupport(4)
+@pytest.mark.parametrize(
+    ("n", "values"), [(4, range(4)), (4, (0, 3, 4, 7, 8, 9, 10, 11)), (11, (0, 1, 9, 10, 13))]
+)
+def test_total_and_top_sensitivity_by_brute_force(n, values):
+    """One record added or removed moves the total and the top mass by at most one each,
+    across the grid's thresholds (8, 10, 12, ...) and for k = 1 (n = 4) and 2 (n = 11)."""
+    query = TotalAndTop(n)
+    rng = np.random.default_rng(n)
+    if n <= 4:
+        xs = [np.array(x) for x in itertools.product(values, repeat=n)]
+    else:
+        xs = [rng.choice(np.array(values), n) for _ in range(3_000)]
     worst = 0
-    for x in itertools.product(range(3), repeat=4):
-        base = query.apply(np.array(x))
-        for i in range(4):
+    for x in xs:
+        base = query.apply(x)
+        for i in range(n):
             for d in (-1, 1):
-                y = np.array(x)
+                y = x.copy()
                 y[i] += d
                 if y[i] < 0:
                     continue
                 worst = max(worst, int(np.abs(query.apply(y) - base).sum()))
     assert worst == query.sensitivity == query.sensitivity2 == 2
+
+
+def test_top_mass_bounds_the_largest_counts_against_sorting():
+    """Exact when the k-th largest count is 0 or on the grid (every count up to 8 is),
+    never below the sum of the k largest, at most 1.25x above it."""
+    rng = np.random.default_rng(5)
+    assert total_and_top_mass(np.array([9] * 10), 1) == (90, 10)  # grid 8, 10: 10 <= 1.25 * 9
+    assert total_and_top_mass(np.array([0, 5, 0, 0]), 2) == (5, 5)  # k-th largest is 0
+    big = 2**62 + 5
+    assert total_and_top_mass(np.array([big, 3, 0]), 1) == (big + 3, big)  # exact integers
+    for _ in range(3_000):
+        n = int(rng.integers(1, 60))
+        scale = float(rng.choice([1, 8, 1e3, 1e6, 1e12]))
+        x = (rng.pareto(1.0, n) * scale).astype(np.int64) * (rng.random(n) < 0.6)
+        k = int(rng.integers(1, n + 1))
+        exact = int(np.sort(x)[::-1][:k].sum())
+        total, top = total_and_top_mass(x, k)
+        assert total == int(x.sum())
+        assert exact <= top <= 1.25 * exact
+        if np.sort(x)[::-1][k - 1] <= 8:
+            assert top == exact
 
 
 def test_public_mode_spends_nothing_on_features_and_ignores_the_data():
@@ -184,7 +218,7 @@ def test_small_domains_get_a_data_independent_method_and_measure_nothing(workloa
     assert sum(c.epsilon for c in rel.ledger) == Fraction(3, 10)
     assert all(c.block != "auto_features" for c in rel.ledger)
     bigger = dh.publish(np.r_[small, 5], epsilon=0.3, method="auto", workload=workload, rng=2)
-    assert bigger.params["auto"]["share"] == "1/50"
+    assert bigger.params["auto"]["share"] == str(DEFAULT_SHARE)
     assert isinstance(bigger.params["auto"]["noisy_total"], float)
 
 
@@ -205,7 +239,7 @@ def test_choice_sees_the_data_only_through_the_noisy_total(monkeypatch):
     dh.publish(np.arange(64), epsilon=1, method="auto", rng=2)
     ((args, kwargs),) = seen
     assert args[0] == 64 and not any(isinstance(v, np.ndarray) for v in [*args, *kwargs.values()])
-    assert set(kwargs) == {"noisy_total", "noisy_nonempty", "model"}
+    assert set(kwargs) == {"noisy_total", "noisy_top_tenth", "model"}
 
 
 # --- the fit, against brute force ------------------------------------------------------

@@ -20,6 +20,7 @@ import pytest
 
 from dphist import cli, export, ingest
 from dphist.errors import DataDependentParameterError, ValidationError
+from dphist.methods.selector import DEFAULT_SHARE
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 HUGE = "1e9"
@@ -368,8 +369,8 @@ def test_auto_from_the_command_line(capsys, workdir):
     payload, _ = read_json_estimate(workdir / "a.json")
     auto = payload["release"]["params"]["auto"]
     assert payload["release"]["method"] == auto["method"]  # auto is the default method
-    assert auto["share"] == "1/50" and "long queries over 100 bins" in auto["reason"]
-    assert payload["release"]["ledger"][0]["epsilon_exact"] == "1/50"
+    assert auto["share"] == str(DEFAULT_SHARE) and "long queries over 100 bins" in auto["reason"]
+    assert payload["release"]["ledger"][0]["epsilon_exact"] == str(DEFAULT_SHARE)
     assert "Chosen by auto" in out
 
     code, _, err = run(
@@ -399,7 +400,8 @@ def test_publish_help_says_what_auto_does_and_costs(capsys):
     code, out, _ = run(capsys, "publish", "--help")
     assert code == 0
     flat = " ".join(out.split())
-    assert "noisy total" in flat and "1/50" in flat and "trained on public data" in flat
+    assert "two noisy counts" in flat and f"(default {DEFAULT_SHARE})" in flat
+    assert "trained on public data" in flat
 
 
 # --------------------------------------------------------------------------- bad input

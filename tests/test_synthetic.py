@@ -20,6 +20,7 @@ def _all_generators():
         ("piecewise_constant", lambda rng: synthetic.piecewise_constant(N, rng=rng)[0]),
         ("spiky", lambda rng: synthetic.spiky(N, rng=rng)),
         ("sparse_power_law", lambda rng: synthetic.sparse_power_law(N, density=0.2, rng=rng)),
+        ("bursts", lambda rng: synthetic.bursts(N, rng=rng)),
         ("resample", lambda rng: synthetic.resample(shape, 10_000, rng=rng)),
         ("demo_histogram", lambda rng: synthetic.demo_histogram(rng)),
     ]
@@ -76,6 +77,7 @@ def test_large_domains_are_fast_enough():
     assert breaks.shape == (999,)
     assert synthetic.spiky(n, rng=1).shape == (n,)
     assert synthetic.sparse_power_law(n, rng=1).shape == (n,)
+    assert synthetic.bursts(n, clusters=1_000, rng=1).shape == (n,)
     assert int(synthetic.resample(np.ones(n), 7_500_000, rng=1).sum()) == 7_500_000
 
 
@@ -236,6 +238,58 @@ def test_sparse_power_law_bad_arguments(kwargs, error, needle):
     args = {"n": 100, "rng": 0} | kwargs
     with pytest.raises(error, match=needle):
         synthetic.sparse_power_law(args.pop("n"), **args)
+
+
+# --------------------------------------------------------------------------- bursts
+
+
+def _runs(counts: np.ndarray) -> list[np.ndarray]:
+    """The maximal runs of non-zero bins, as arrays of their counts."""
+    nonzero = np.concatenate(([0], (counts > 0).astype(np.int8), [0]))
+    edges = np.flatnonzero(np.diff(nonzero))
+    return [counts[a:b] for a, b in zip(edges[::2], edges[1::2], strict=True)]
+
+
+@pytest.mark.parametrize(("n", "clusters", "coverage"), [(4_096, 6, 0.03), (10_000, 24, 0.2)])
+def test_bursts_are_the_given_number_of_runs_over_the_given_coverage(n, clusters, coverage):
+    for seed in range(5):
+        counts = synthetic.bursts(n, clusters=clusters, coverage=coverage, rng=seed)
+        runs = _runs(counts)
+        assert len(runs) == clusters  # separated by at least one empty bin
+        assert int(np.count_nonzero(counts)) == round(coverage * n)
+        for run in runs:  # one order of magnitude within a burst: heights level * U[0.2, 1]
+            assert run.max() <= 5 * run.min() + 5
+
+
+def test_bursts_fill_a_tight_domain_exactly():
+    # 5 one-bin bursts and 4 one-bin gaps fill 9 bins: no freedom left but the heights
+    counts = synthetic.bursts(9, clusters=5, coverage=0.5, rng=1)
+    assert np.array_equal(counts > 0, [1, 0, 1, 0, 1, 0, 1, 0, 1])
+
+
+def test_bursts_levels_are_heavy_tailed():
+    one = [synthetic.bursts(64, clusters=1, coverage=0.01, scale=1.0, rng=s) for s in range(4_000)]
+    levels = np.array([x.max() for x in one])
+    # one bin at floor(level * U), level = 1 + Pareto(1.2): the top 1% dwarfs the median
+    assert np.quantile(levels, 0.99) > 20 * max(np.median(levels), 1)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "needle"),
+    [
+        ({"n": 0}, ValidationError, "n"),
+        ({"clusters": 0}, ValidationError, "clusters"),
+        ({"clusters": 60}, ValidationError, "too small"),
+        ({"coverage": 0.0}, ValidationError, "coverage"),
+        ({"coverage": 1.5}, ValidationError, "coverage"),
+        ({"exponent": -1}, ValidationError, "exponent"),
+        ({"scale": "2"}, InputTypeError, "scale"),
+    ],
+)
+def test_bursts_bad_arguments(kwargs, error, needle):
+    args = {"n": 100, "rng": 0} | kwargs
+    with pytest.raises(error, match=needle):
+        synthetic.bursts(args.pop("n"), **args)
 
 
 # --------------------------------------------------------------------------- resample

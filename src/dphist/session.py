@@ -8,8 +8,9 @@ Noise modes: ``rng=None`` draws secure noise from the operating system (releases
 private); an int seed or a ``numpy.random.Generator`` gives reproducible noise for
 experiments, and every release made with it has ``private=False``.
 
-``method="auto"`` spends ``auto_share`` of the release's epsilon (default 1/50, 0 for
-public facts only) on a noisy total and number of non-empty bins, then picks a
+``method="auto"`` spends ``auto_share`` of the release's epsilon (default
+:data:`~dphist.methods.selector.DEFAULT_SHARE`, 0 for public facts only) on a noisy
+total and the noisy records in the fullest tenth of the bins, then picks a
 registered method and its settings with :func:`dphist.methods.advisor.choose` from
 them, the number of bins, the rest of epsilon, ``workload=`` and ``time_budget=``; the
 release names the chosen method, its ledger holds both steps and ``params["auto"]``
@@ -205,8 +206,8 @@ class Session:
         auto_model: Model | None = None,
         **rest: Any,
     ) -> Release:
-        """Measure a noisy total and number of non-empty bins with ``auto_share`` of
-        ``epsilon``, choose a method from them and the public facts
+        """Measure a noisy total and the records in the fullest tenth of the bins with
+        ``auto_share`` of ``epsilon``, choose a method from them and the public facts
         (:func:`dphist.methods.advisor.choose`; ``auto_model`` replaces the shipped
         model), publish with the rest; one release whose ledger holds both."""
         if rest:
@@ -222,7 +223,7 @@ class Session:
         self._accountant.child(epsilon, label="auto")  # refused at once if it does not fit
         eps_features = epsilon * share
         eps_method = epsilon - eps_features
-        total = nonempty = None
+        total = top = None
         features: tuple[Charge, ...] = ()
         if eps_features > 0:
             outcome = run(
@@ -232,7 +233,7 @@ class Session:
                 budget=self._accountant.child(eps_features, label="auto features"),
                 noise=self._noise.spawn(),
             )
-            total, nonempty = outcome.state.notes["features"]
+            total, top = outcome.state.notes["features"]
             features = outcome.ledger
         choice = choose(
             self.n,
@@ -240,7 +241,7 @@ class Session:
             workload,
             time_budget,
             noisy_total=total,
-            noisy_nonempty=nonempty,
+            noisy_top_tenth=top,
             model=auto_model,
         )
         release = self.publish(choice.method, epsilon=eps_method, **choice.params)
@@ -249,7 +250,7 @@ class Session:
             "params": choice.params,
             "share": str(share),
             "noisy_total": total,
-            "noisy_nonempty": nonempty,
+            "noisy_top_tenth": top,
             "reason": choice.reason,
         }
         return replace(

@@ -8,7 +8,9 @@ vectorized, so domains of a million bins take well under a second.
 * :func:`piecewise_constant` - Poisson counts around a step function, with the true
   breakpoints returned as ground truth for partitioning methods.
 * :func:`spiky` - a seasonal time series with rare tall spikes (like Search Log).
-* :func:`sparse_power_law` - mostly zeros, heavy-tailed non-zero counts (like NetTrace).
+* :func:`sparse_power_law` - mostly zeros, heavy-tailed non-zero counts, scattered.
+* :func:`bursts` - mostly zeros, the activity in a few contiguous bursts of heavy-tailed
+  heights (traffic or event logs over time).
 * :func:`resample` - the DPBench generator: ``scale`` records drawn i.i.d. from the
   shape of a source histogram.
 * :func:`reduce_domain` - sum equal-width blocks of consecutive bins.
@@ -27,6 +29,7 @@ import numpy as np
 from .errors import InputTypeError, ValidationError
 
 __all__ = [
+    "bursts",
     "demo_histogram",
     "matching",
     "piecewise_constant",
@@ -223,6 +226,51 @@ def sparse_power_law(
     if where.size:
         draws = scale * (1.0 + gen.pareto(exponent, size=where.size))
         counts[where] = np.clip(np.floor(draws), 1, _MAX_COUNT).astype(np.int64)
+    return counts
+
+
+def bursts(
+    n: int,
+    *,
+    clusters: int = 6,
+    coverage: float = 0.03,
+    exponent: float = 1.2,
+    scale: float = 2.0,
+    rng: int | np.random.SeedSequence | np.random.Generator,
+) -> np.ndarray:
+    """Mostly-zero counts whose activity sits in a few contiguous bursts.
+
+    ``clusters`` runs of non-zero bins, covering ``max(clusters, round(coverage * n))``
+    bins in all (run widths drawn uniformly on the simplex, at least one bin each), are
+    placed at random with gaps between them. Every run has a level, ``scale`` times a
+    Pareto draw of tail index ``exponent``, and each of its bins holds
+    ``max(1, floor(level * U))`` with ``U`` uniform on ``[0.2, 1]``: heavy-tailed between
+    bursts, of one order within a burst. Values are capped at 2**40.
+    """
+    n = _positive_int(n, "n")
+    clusters = _positive_int(clusters, "clusters")
+    coverage = _probability(coverage, "coverage", allow_zero=False)
+    exponent = _positive_real(exponent, "exponent")
+    scale = _positive_real(scale, "scale")
+    width = max(clusters, round(coverage * n))
+    if width + clusters - 1 > n:
+        raise ValidationError(
+            f"{clusters} bursts over {width} bins need gaps between them; n = {n} is too small"
+        )
+    gen = _generator(rng)
+    # run widths: 1 + a uniform composition of the remaining bins into `clusters` parts
+    cuts = np.sort(gen.choice(width - 1, size=clusters - 1, replace=False)) + 1
+    widths = np.diff(np.concatenate(([0], cuts, [width])))
+    # gaps: at least one empty bin between runs, the remaining empty bins spread at random
+    free = n - width - (clusters - 1)
+    spread = np.bincount(gen.integers(0, clusters + 1, size=free), minlength=clusters + 1)
+    gaps = spread + np.concatenate(([0], np.ones(clusters - 1, dtype=np.int64), [0]))
+    starts = gaps[:-1].cumsum() + np.concatenate(([0], widths[:-1].cumsum()))
+    levels = scale * (1.0 + gen.pareto(exponent, size=clusters))
+    heights = np.repeat(levels, widths) * gen.uniform(0.2, 1.0, size=width)
+    counts = np.zeros(n, dtype=np.int64)
+    where = np.repeat(starts - np.concatenate(([0], widths[:-1].cumsum())), widths)
+    counts[where + np.arange(width)] = np.clip(np.floor(heights), 1, _MAX_COUNT).astype(np.int64)
     return counts
 
 

@@ -21,7 +21,7 @@ from .gaussian import gaussian_noise_variance
 from .groups import GroupMeasurer, ProtectedGroups, int_vector, protect_groups
 from .l1_partition import NoisyPartition
 from .noise import NoiseSource, noise_source, noise_variance
-from .operators import BlockSums, GroupSums, Identity, IntervalSums, Query, TotalAndSupport
+from .operators import BlockSums, GroupSums, Identity, IntervalSums, Query, TotalAndTop
 from .selection import EFPASize, PHPClusters, Selection, SFBoundaries, WorstQuery
 from .view import Measurement, PrivateView, run_pipeline
 
@@ -48,7 +48,7 @@ __all__ = [
     "Query",
     "SFBoundaries",
     "Selection",
-    "TotalAndSupport",
+    "TotalAndTop",
     "WorstQuery",
     "as_fraction",
     "as_share",

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._kernel import GroupSums, Identity, PrivateView, TotalAndSupport
+from .._kernel import GroupSums, Identity, PrivateView, TotalAndTop
 from ..uncertainty import BinNoise, Bracket, ErrorModel, GroupNoise, Groups
 from .base import Block, State, constant
 from .error_bars import tail_of
@@ -73,20 +73,21 @@ class NoisyTotal(Block):
 
 @dataclass(frozen=True, kw_only=True)
 class AutoFeatures(Block):
-    """The facts ``method="auto"`` chooses from: a noisy total and a noisy number of
-    non-empty bins, in ``notes["features"]``; the estimate spreads the total evenly.
+    """The facts ``method="auto"`` chooses from: a noisy total and the noisy number of
+    records in the fullest tenth of the bins, in ``notes["features"]``; the estimate
+    spreads the total evenly.
 
-    Privacy: one measurement of :class:`~dphist._kernel.TotalAndSupport` (sensitivity
-    2) with the block's whole share.
+    Privacy: one measurement of :class:`~dphist._kernel.TotalAndTop` (sensitivity 2)
+    with the block's whole share.
     """
 
     label = "auto_features"
     spends = True
 
     def run(self, state: State, view: PrivateView | None) -> State:
-        m = view.measure(TotalAndSupport(view.n))
-        total, nonempty = (float(v) for v in m.values)
+        m = view.measure(TotalAndTop(view.n))
+        total, top = (float(v) for v in m.values)
         return state.with_(
             estimate=np.full(state.n, total / state.n),
-            notes={**state.notes, "features": (total, nonempty)},
+            notes={**state.notes, "features": (total, top)},
         )

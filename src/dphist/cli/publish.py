@@ -148,8 +148,8 @@ Method = Annotated[
     typer.Option(
         parser=parse_method,
         help="Method name or alias ('dphist methods'), or auto: spends --auto-share of "
-        "epsilon (default 1/50) on a noisy total, then runs the method a selector trained "
-        "on public data ranks best for the bins, epsilon and --workload.",
+        "epsilon (default 1/100) on two noisy counts, then runs the method a selector "
+        "trained on public data ranks best for the bins, epsilon and --workload.",
     ),
 ]
 Edges = Annotated[str | None, _opt("E0,E1,...", "Public bin edges: [e_i, e_i+1), last closed.")]
@@ -166,7 +166,7 @@ Workload = Annotated[
 ]  # fmt: skip
 TimeBudget = Annotated[float | None, _opt("SECONDS", "For auto: time budget.", min=0.0)]
 AutoShare = Annotated[
-    str | None, _opt("SHARE", "For auto: share of epsilon for the noisy total (0 to 1/2).")
+    str | None, _opt("SHARE", "For auto: share of epsilon for the noisy counts (0 to 1/2).")
 ]
 Outside = Annotated[
     str | None,

@@ -1,12 +1,13 @@
 """``method="auto"``: choose a method and its settings from noisy features and public facts.
 
 :func:`choose` reads the number of bins ``N``, epsilon, the kind of queries the
-release will answer, a time budget and, optionally, a noisy number of records that
-``auto`` measured through the kernel with a declared share of the budget (default
-:data:`DEFAULT_SHARE`, from the trained model; 0 uses public facts only). The model
-(:mod:`dphist.methods.selector`) ranks the candidates for those features; the first
-whose predicted run time fits the time budget is chosen. Data enter only through the
-noisy total, so the choice is post-processing of a charged measurement.
+release will answer, a time budget and, optionally, a noisy number of records and of
+records in the fullest tenth of the bins, which ``auto`` measured through the kernel
+with a declared share of the budget (default :data:`DEFAULT_SHARE`, from the trained
+model; 0 uses public facts only). The model (:mod:`dphist.methods.selector`) ranks
+the candidates for those features; the first whose predicted run time fits the time
+budget is chosen. Data enter only through the two noisy counts, so the choice is
+post-processing of a charged measurement.
 
 Workload kinds (:data:`WORKLOAD_KINDS`) and what they mean in training:
 ``"point"`` single bins (also ``"categorical"``); ``"short"`` ranges of 1-10 bins
@@ -163,8 +164,9 @@ def time_budget_seconds(time_budget: object) -> float:
 
 
 def features_pipeline() -> Pipeline:
-    """What ``auto`` measures before choosing: a noisy total and number of non-empty
-    bins with its whole share (:class:`~dphist.blocks.AutoFeatures`)."""
+    """What ``auto`` measures before choosing: a noisy total and the noisy records in
+    the fullest tenth of the bins, with its whole share
+    (:class:`~dphist.blocks.AutoFeatures`)."""
     return Pipeline((AutoFeatures(share=REST),))
 
 
@@ -199,13 +201,14 @@ def choose(
     time_budget: object = None,
     *,
     noisy_total: float | None = None,
-    noisy_nonempty: float | None = None,
+    noisy_top_tenth: float | None = None,
     model: Model | None = None,
 ) -> Choice:
     """The method for ``n`` bins whose release spends ``epsilon``.
 
-    ``noisy_total`` and ``noisy_nonempty`` are the number of records and of non-empty
-    bins as ``auto`` measured them (None: public facts only); ``model`` replaces the
+    ``noisy_total`` and ``noisy_top_tenth`` are the number of records and the records
+    in the fullest tenth of the bins as ``auto`` measured them (None: public facts
+    only); ``model`` replaces the
     shipped one (the held-out evaluation fits one per data set). Deterministic: the
     same inputs always give the same choice.
     """
@@ -217,7 +220,7 @@ def choose(
     kind, about = workload_kind(n, workload)
     measured = noisy_total is not None
     model = load_model() if model is None else model
-    features = feature_vector(n, float(eps), noisy_total, noisy_nonempty)
+    features = feature_vector(n, float(eps), noisy_total, noisy_top_tenth)
     ranking = model.rank(features, kind, measured)
     pool = ranking.candidates
     if n <= SMALL_DOMAIN:  # data-dependent candidates gain nothing here (SMALL_DOMAIN)
@@ -234,8 +237,8 @@ def choose(
     seen = "public facts only"
     if measured:
         seen = f"noisy total {noisy_total:.6g}"
-        if noisy_nonempty is not None:
-            seen += f", noisy non-empty bins {noisy_nonempty:.6g}"
+        if noisy_top_tenth is not None:
+            seen += f", noisy records in the fullest tenth of the bins {noisy_top_tenth:.6g}"
     where = " and ".join(ranking.path) or "every histogram"
     reason = (
         f"{about} over {n} bins at epsilon {float(eps):g} ({seen}): the selector trained on "

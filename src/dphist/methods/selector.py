@@ -111,7 +111,7 @@ def data_independent(candidate: Candidate) -> bool:
 
 #: The share of epsilon ``auto`` spends on its noisy total unless told otherwise; the
 #: shipped model is trained for it (``dphist reproduce auto`` compares shares).
-DEFAULT_SHARE = Fraction(1, 50)
+DEFAULT_SHARE = Fraction(1, 100)
 
 #: Names of the entries of :func:`feature_vector`, in order.
 FEATURES: tuple[str, ...] = (
@@ -119,27 +119,28 @@ FEATURES: tuple[str, ...] = (
     "log10_epsilon",
     "log10_signal",
     "log10_signal_per_bin",
-    "nonempty_fraction",
+    "top_tenth_share",
 )
 
 MODEL_FILE = Path(__file__).with_name("auto_model.json")
 
 
 def feature_vector(
-    n: int, epsilon: float, total: float | None, nonempty: float | None = None
+    n: int, epsilon: float, total: float | None, top: float | None = None
 ) -> np.ndarray:
     """What the model sees: ``log2 N``, ``log10 epsilon`` and, when ``auto`` measured
     them, ``log10(epsilon * total)`` (signal to noise of the whole histogram, DPBench's
-    scale x epsilon), ``log10(epsilon * total / N)`` (per bin) and the share of
-    non-empty bins, each floored or clipped so that noisy values stay finite and in
-    range. ``epsilon`` is the chosen method's; missing values are NaN."""
+    scale x epsilon), ``log10(epsilon * total / N)`` (per bin) and the share of the
+    records that sit in the fullest tenth of the bins (near 1 for sparse or bursty
+    data, near 0.1 for flat data), each floored or clipped so that noisy values stay
+    finite and in range. ``epsilon`` is the chosen method's; missing values are NaN."""
     v = [math.log2(n), math.log10(epsilon), math.nan, math.nan, math.nan]
     if total is not None:
         signal = epsilon * max(float(total), 0.0)
         v[2] = math.log10(max(signal, 1e-1))
         v[3] = math.log10(max(signal / n, 1e-4))
-    if nonempty is not None:
-        v[4] = min(max(float(nonempty) / n, 0.0), 1.0)
+    if top is not None:
+        v[4] = min(max(float(top) / max(float(total or 0.0), 1.0), 0.0), 1.0)
     return np.array(v)
 
 

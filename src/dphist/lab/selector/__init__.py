@@ -33,6 +33,5 @@ def load_table(path: Path, cells: list[Cell] | None = None) -> Table:
             eps,
             CANDIDATES,
             z["errors"][keep],
-            z["totals"][keep],
-            z["nonzero"][keep],
+            z["facts"][keep],
         )

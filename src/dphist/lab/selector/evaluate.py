@@ -81,11 +81,10 @@ def proxy_regrets(table: Table, rows: np.ndarray, model: Model, rng: np.random.G
     out = np.zeros((rows.size, len(table.epsilons), len(WORKLOADS)))
     for a, i in enumerate(rows):
         for j, eps in enumerate(table.epsilons):
-            total = nonempty = None
+            total = top = None
             if share:
-                facts = np.array([table.totals[i], table.nonzero[i]], dtype=float)
-                total, nonempty = facts + rng.laplace(0.0, 2.0 / (share * eps), 2)
-            f = feature_vector(int(table.sizes[i]), eps * (1 - share), total, nonempty)
+                total, top = table.facts[i] + rng.laplace(0.0, 2.0 / (share * eps), 2)
+            f = feature_vector(int(table.sizes[i]), eps * (1 - share), total, top)
             for w, kind in enumerate(WORKLOADS):
                 first = model.rank(f, kind, share > 0).candidates[0]
                 e = table.errors[i, j, :, w]

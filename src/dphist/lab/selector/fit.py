@@ -2,8 +2,8 @@
 
 A training row is one histogram of the table at one epsilon, seen through the
 features ``auto`` would measure (:func:`dphist.methods.selector.feature_vector`; the
-noisy total and number of non-empty bins are simulated with the Laplace noise the
-feature share buys), and its
+noisy total and records in the fullest tenth of the bins are simulated with the
+Laplace noise the feature share buys), and its
 cost vector: for each candidate the log of its error over the best candidate's, plus
 a hinge ``GUARD_WEIGHT * max(0, log(error / (TRAIN_GUARD * min(identity, HB))))`` that
 punishes losing to the better of the two plain baselines by more than ``TRAIN_GUARD``,
@@ -91,12 +91,10 @@ def training_rows(
         for i in rows:
             err = table.errors[i, j, :, workload]
             for _ in range(draws):
-                total = nonempty = None
+                total = top = None
                 if measured:  # one measurement of sensitivity 2: scale 2 / epsilon each
-                    total, nonempty = np.array(
-                        [table.totals[i], table.nonzero[i]], dtype=float
-                    ) + rng.laplace(0.0, 2.0 / (share * eps), 2)
-                xs.append(feature_vector(int(table.sizes[i]), eps_m, total, nonempty))
+                    total, top = table.facts[i] + rng.laplace(0.0, 2.0 / (share * eps), 2)
+                xs.append(feature_vector(int(table.sizes[i]), eps_m, total, top))
                 es.append(err)
     e = np.array(es)
     cs = costs(e, labels)

@@ -6,9 +6,10 @@ real histogram or a synthetic one, normalised) is reduced to ``n`` bins by summi
 adjacent bins and ``scale`` records are drawn from it (one multinomial draw,
 :func:`dphist.synthetic.resample`). Each candidate publishes the histogram with
 seeded noise ``seeds`` times; a cell of the table holds its mean squared error per
-query for each workload kind of :data:`WORKLOADS`. The true features of each
-histogram (total, number of non-empty bins) are kept beside it, so the training can
-simulate the noisy features ``auto`` measures.
+query for each workload kind of :data:`WORKLOADS`. The true answers of the
+query ``auto`` measures (:class:`~dphist._kernel.TotalAndTop`: the total and the
+records in the fullest tenth of the bins) are kept beside each histogram, so the
+training can simulate the noisy features.
 
 Everything here is the lab: public data only goes into the shipped model.
 """
@@ -26,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ... import datasets, metrics, synthetic, workloads
+from ..._kernel import TotalAndTop
 from ...errors import DatasetUnavailableError
 from ...methods.selector import CANDIDATES, WORKLOADS, Candidate, data_independent
 from ...session import publish
@@ -53,7 +55,8 @@ EPSILONS = (0.01, 0.1, 1.0)
 
 def _synthetic_shapes() -> dict[str, np.ndarray]:
     """Shapes that no shared dataset has: steps, a seasonal series with spikes, a sparse
-    heavy tail, a smooth bump and a Zipf law over shuffled categories."""
+    heavy tail, a smooth bump, a Zipf law and a log-normal law over shuffled categories,
+    and activity in a few bursts (3% of the domain) or in many wider ones (20%)."""
     n = 4096
     t = np.arange(n, dtype=np.float64)
     zipf = 1.0 / np.arange(1, n + 1)
@@ -63,6 +66,9 @@ def _synthetic_shapes() -> dict[str, np.ndarray]:
         "sparse_tail": synthetic.sparse_power_law(n, density=0.02, rng=13),
         "bump": np.exp(-0.5 * ((t - 1500.0) / 300.0) ** 2),
         "zipf_categories": np.random.default_rng(14).permutation(zipf),
+        "lognormal_categories": np.random.default_rng(17).lognormal(0.0, 1.5, n),
+        "bursts": synthetic.bursts(n, clusters=6, coverage=0.03, rng=15),
+        "wide_bursts": synthetic.bursts(n, clusters=24, coverage=0.2, rng=16),
     }
 
 
@@ -180,8 +186,7 @@ class Table:
     epsilons: tuple[float, ...]
     candidates: tuple[Candidate, ...]
     errors: np.ndarray
-    totals: np.ndarray  # true number of records of each cell
-    nonzero: np.ndarray  # true number of non-empty bins of each cell
+    facts: np.ndarray  # [cell, 2]: true total and records in the fullest tenth of the bins
 
     @property
     def sizes(self) -> np.ndarray:
@@ -201,12 +206,12 @@ def seeds_for(n: int, seeds: int) -> int:
     return seeds * int(np.clip(256 // max(n, 1), 1, 16))
 
 
-def _one(args: tuple) -> tuple[np.ndarray, int, int]:
+def _one(args: tuple) -> tuple[np.ndarray, np.ndarray]:
     cell, all_shapes, epsilons, candidates, seeds, first_seed = args
     x = cell.counts(all_shapes)
     runs = seeds_for(x.size, seeds)
     errs = np.stack([cell_errors(x, e, candidates, runs, first_seed) for e in epsilons])
-    return errs, int(x.sum()), int(np.count_nonzero(x))
+    return errs, TotalAndTop(x.size).apply(x)
 
 
 def build_table(
@@ -224,13 +229,12 @@ def build_table(
     (``seeds`` of them, more on small domains: :func:`seeds_for`); ``cache`` (an
     ``.npz`` path) keeps finished cells so an interrupted build resumes."""
     key = _key(epsilons, candidates, seeds, first_seed)
-    done: dict[Cell, tuple[np.ndarray, int, int]] = {}
+    done: dict[Cell, tuple[np.ndarray, np.ndarray]] = {}
     if cache is not None and cache.is_file():
         with np.load(cache, allow_pickle=True) as z:
             if "key" in z and str(z["key"]) == key:  # else stale: built for another grid
                 for i, c in enumerate(z["cells"]):
-                    row = (z["errors"][i], int(z["totals"][i]), int(z["nonzero"][i]))
-                    done[Cell(str(c[0]), int(c[1]), int(c[2]))] = row
+                    done[Cell(str(c[0]), int(c[1]), int(c[2]))] = (z["errors"][i], z["facts"][i])
     todo = [c for c in cells if c not in done]
     jobs = [(c, all_shapes, tuple(epsilons), tuple(candidates), seeds, first_seed) for c in todo]
     with ProcessPoolExecutor(max_workers=workers) as pool:
@@ -244,8 +248,7 @@ def build_table(
         tuple(epsilons),
         tuple(candidates),
         np.stack([r[0] for r in rows]),
-        np.array([r[1] for r in rows]),
-        np.array([r[2] for r in rows]),
+        np.stack([r[1] for r in rows]),
     )
 
 
@@ -256,7 +259,7 @@ def _key(epsilons: Sequence[float], candidates: Sequence[Candidate], seeds: int,
 
 
 def _save(
-    path: Path, done: dict[Cell, tuple[np.ndarray, int, int]], key: str, epsilons: Sequence[float]
+    path: Path, done: dict[Cell, tuple[np.ndarray, np.ndarray]], key: str, epsilons: Sequence[float]
 ) -> None:
     cells = list(done)
     tmp = path.with_suffix(".tmp.npz")
@@ -266,7 +269,6 @@ def _save(
         epsilons=np.array(epsilons),
         cells=np.array([(c.shape, c.n, c.scale) for c in cells], dtype=object),
         errors=np.stack([done[c][0] for c in cells]),
-        totals=np.array([done[c][1] for c in cells]),
-        nonzero=np.array([done[c][2] for c in cells]),
+        facts=np.stack([done[c][1] for c in cells]),
     )
     os.replace(tmp, path)
