@@ -14,7 +14,7 @@ from dphist import groupsize as gs
 from dphist._kernel import Accountant, GroupMeasurer, noise_source, protect_groups
 from dphist._kernel.gaussian import discrete_gaussian_variance
 from dphist._kernel.groups import _node_pairs, _truncated
-from dphist._numeric.isotonic import size_variances
+from dphist._numeric.group_views import size_variances
 from dphist.errors import ValidationError
 from dphist.guarantee import GROUPS_ZCDP_SECURE
 

@@ -9,25 +9,27 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import isotonic_regression, linprog, lsq_linear, minimize
 
-from dphist._numeric.isotonic import (
+from dphist._numeric.group_views import (
     apportion,
-    block_starts,
-    bounded_isotonic,
     cumulative_round,
     cumulative_to_hist,
     cumulative_to_ranked,
     group_variances,
     hist_to_cumulative,
     hist_to_ranked,
-    isotonic_l1,
-    isotonic_l2,
-    isotonic_l2_inplace,
     largest_remainder,
-    project_simplex,
     ranked_to_cumulative,
     ranked_to_hist,
     round_half_up,
     size_variances,
+)
+from dphist._numeric.isotonic import (
+    block_starts,
+    bounded_isotonic,
+    isotonic_l1,
+    isotonic_l2,
+    isotonic_l2_inplace,
+    project_simplex,
 )
 from dphist.errors import ValidationError
 

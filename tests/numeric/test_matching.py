@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
-from dphist._numeric.isotonic import hist_to_ranked, ranked_to_hist, size_variances
+from dphist._numeric.group_views import hist_to_ranked, ranked_to_hist, size_variances
 from dphist._numeric.matching import (
     Matching,
     back_substitute,

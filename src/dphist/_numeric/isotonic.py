@@ -1,4 +1,4 @@
-"""Isotonic regression, rounding and view conversions for group-size histograms.
+"""Isotonic regression for group-size histograms.
 
 Post-processing steps of the ranked ("Hg") and cumulative ("Hc") estimators of Kuo,
 Chiu, Kifer, Hay, Machanavajjhala, *Differentially Private Hierarchical Count-of-Counts
@@ -13,12 +13,10 @@ restored in the group-size spec (§3, §6.4, §6.5, §7.3):
   ``[lower, upper]`` with an optional fixed last entry.
 * :func:`project_simplex`: the naive method's fit, Euclidean projection onto
   ``{x >= 0, sum(x) = G}`` in closed form (§6.1).
-* :func:`block_starts`, :func:`group_variances`, :func:`size_variances`: the block
-  structure of a fit and the per-group variance heuristics of §7.3.
-* :func:`round_half_up`, :func:`largest_remainder`, :func:`apportion`,
-  :func:`cumulative_round`: integerisation.
-* ``hist_to_*`` / ``cumulative_to_*`` / ``ranked_to_*``: the three views of one node,
-  size histogram ``H``, cumulative ``Hc`` and ranked sizes ``Hg`` (§3.2).
+* :func:`block_starts`: the block structure of a fit.
+
+The per-group variances, integerisation and the three views of a node are in
+:mod:`.group_views`.
 
 Everything here is post-processing of released values: no budget, no noise.
 """
@@ -26,7 +24,6 @@ Everything here is post-processing of released values: no budget, no noise.
 from __future__ import annotations
 
 import math
-from numbers import Integral, Real
 from typing import Literal
 
 import numpy as np
@@ -35,35 +32,18 @@ from numba import njit
 
 from ..errors import ValidationError
 from .segment import check_flag
+from .vectors import first_nonfinite, real_number, real_vector
 
 __all__ = [
-    "METHODS", "NORMS", "apportion", "block_starts", "bounded_isotonic", "cumulative_round",
-    "cumulative_to_hist", "cumulative_to_ranked", "group_variances", "hist_to_cumulative",
-    "hist_to_ranked", "isotonic_l1", "isotonic_l2", "isotonic_l2_inplace", "largest_remainder",
-    "project_simplex", "ranked_to_cumulative", "ranked_to_hist", "round_half_up",
-    "size_variances",
+    "NORMS", "block_starts", "bounded_isotonic", "isotonic_l1", "isotonic_l2",
+    "isotonic_l2_inplace", "project_simplex",
 ]  # fmt: skip
 
 Norm = Literal["l2", "l1"]
 NORMS: tuple[str, ...] = ("l2", "l1")
-Method = Literal["ranked", "cumulative", "naive"]
-METHODS: tuple[str, ...] = ("ranked", "cumulative", "naive")
-
-# Variance of one noisy cell is approximated by the Laplace variance 2/eps**2 (§7.3);
-# a count of the cumulative method is a difference of two cells, hence 4/eps**2; a
-# naive count carries noise of scale 2/eps, hence 8/eps**2 (our extension of §7.3).
-_NOISE_FACTOR = {"ranked": 2.0, "cumulative": 4.0, "naive": 8.0}
 
 
 # --------------------------------------------------------------------------- kernels
-
-
-@njit(cache=True)
-def _first_nonfinite(y):
-    for i in range(y.shape[0]):
-        if not np.isfinite(y[i]):
-            return i
-    return -1
 
 
 @njit(cache=True)
@@ -220,83 +200,6 @@ def _l1_pav(y, out, heap):
             out[i] = out[i + 1]
 
 
-# ------------------------------------------------------------------------ validation
-
-
-def _real_vector(y: npt.ArrayLike, name: str, *, allow_empty: bool = True) -> np.ndarray:
-    """``y`` as a fresh-or-shared contiguous float64 1-D array of finite values."""
-    if isinstance(y, str | bytes):
-        raise ValidationError(f"{name} must be a 1-D array of numbers, not a string")
-    try:
-        arr = np.asarray(y)
-    except Exception as exc:  # ragged nested sequences and the like
-        raise ValidationError(f"{name} must be a 1-D array of numbers ({exc})") from None
-    if arr.dtype == np.bool_ or not (
-        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
-    ):
-        raise ValidationError(f"{name} must hold real numbers; got dtype {arr.dtype}")
-    if arr.ndim != 1:
-        raise ValidationError(f"{name} must be 1-D; got an array with {arr.ndim} dimensions")
-    if arr.size == 0 and not allow_empty:
-        raise ValidationError(f"{name} is empty")
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
-    if _first_nonfinite(arr) >= 0:
-        raise ValidationError(f"{name} contains NaN or infinite values")
-    return arr
-
-
-def count_vector(values: npt.ArrayLike, name: str) -> np.ndarray:
-    """Non-negative integer counts (integer dtype, or floats with integral values)."""
-    if isinstance(values, str | bytes):
-        raise ValidationError(f"{name} must be a 1-D array of integers, not a string")
-    try:
-        arr = np.asarray(values)
-    except Exception as exc:
-        raise ValidationError(f"{name} must be a 1-D array of integers ({exc})") from None
-    if arr.ndim != 1:
-        raise ValidationError(f"{name} must be 1-D; got an array with {arr.ndim} dimensions")
-    if arr.dtype == np.bool_:
-        raise ValidationError(f"{name} must hold integers, not booleans")
-    if arr.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    if np.issubdtype(arr.dtype, np.floating):
-        if not np.all(np.isfinite(arr)) or np.any(arr != np.floor(arr)):
-            raise ValidationError(f"{name} must hold whole numbers")
-    elif not np.issubdtype(arr.dtype, np.integer):
-        raise ValidationError(f"{name} must hold integers; got dtype {arr.dtype}")
-    if arr.min() < 0:
-        raise ValidationError(f"{name} must be non-negative")
-    if arr.max() >= 2**62:
-        raise ValidationError(f"{name} holds values too large for int64 arithmetic")
-    return arr.astype(np.int64)
-
-
-def _bound(value: object, name: str) -> float:
-    if isinstance(value, bool | np.bool_) or not isinstance(value, Real):
-        raise ValidationError(f"{name} must be a real number; got {type(value).__name__}")
-    v = float(value)
-    if math.isnan(v):
-        raise ValidationError(f"{name} must not be NaN")
-    return v
-
-
-def _positive(value: object, name: str) -> float:
-    v = _bound(value, name)
-    if not (math.isfinite(v) and v > 0.0):
-        raise ValidationError(f"{name} must be a finite number > 0; got {v!r}")
-    return v
-
-
-def _total(value: object, name: str) -> int:
-    if isinstance(value, bool | np.bool_):
-        raise ValidationError(f"{name} must be an integer, not a boolean")
-    if isinstance(value, Integral):
-        return int(value)
-    if isinstance(value, Real) and float(value).is_integer():
-        return int(value)
-    raise ValidationError(f"{name} must be an integer; got {value!r}")
-
-
 # ------------------------------------------------------------------ isotonic fits
 
 
@@ -315,11 +218,11 @@ def isotonic_l2(
     and keeps block boundaries); :func:`isotonic_l2_inplace` needs n/8 bytes.
     Used by the ranked method on noisy sorted group sizes (Kuo et al. 2018, §4.2).
     """
-    arr = _real_vector(y, "y")
+    arr = real_vector(y, "y")
     inc = check_flag(increasing, "increasing")
     w = None
     if weights is not None:
-        w = _real_vector(weights, "weights")
+        w = real_vector(weights, "weights")
         if w.shape != arr.shape:
             raise ValidationError(
                 f"weights must have the same length as y ({arr.shape[0]}); got {w.shape[0]}"
@@ -354,7 +257,7 @@ def isotonic_l2_inplace(y: np.ndarray, *, increasing: bool = True) -> np.ndarray
     if not y.flags.c_contiguous or not y.flags.writeable:
         raise ValidationError("y must be C-contiguous and writeable")
     inc = check_flag(increasing, "increasing")
-    if _first_nonfinite(y) >= 0:
+    if first_nonfinite(y) >= 0:
         raise ValidationError("y contains NaN or infinite values")
     if y.shape[0] >= 2**53:
         raise ValidationError("y is too long: block starts are stored as exact floats")
@@ -383,7 +286,7 @@ def isotonic_l1(y: npt.ArrayLike, *, increasing: bool = True) -> np.ndarray:
     memory (a heap and the output). ``increasing=False`` fits a reversed copy and
     reverses the result (again the pointwise smallest minimiser).
     """
-    arr = _real_vector(y, "y")
+    arr = real_vector(y, "y")
     inc = check_flag(increasing, "increasing")
     src = arr if inc else arr[::-1].copy()
     out = np.empty_like(src)
@@ -423,9 +326,9 @@ def bounded_isotonic(
     weighted median for L1). For L1 the clipped vector is one of possibly many optima;
     the tests compare it with LP and QP solutions. O(n) for "l2", O(n log n) for "l1".
     """
-    arr = _real_vector(y, "y")
-    lo = _bound(lower, "lower")
-    hi = _bound(upper, "upper")
+    arr = real_vector(y, "y")
+    lo = real_number(lower, "lower")
+    hi = real_number(upper, "upper")
     if lo > hi:
         raise ValidationError(f"lower must be <= upper; got lower={lo!r} > upper={hi!r}")
     if norm not in NORMS:
@@ -433,7 +336,7 @@ def bounded_isotonic(
     fit = isotonic_l2 if norm == "l2" else isotonic_l1
     if last is None:
         return np.clip(fit(arr), lo, hi)
-    fixed = _bound(last, "last")
+    fixed = real_number(last, "last")
     if not (math.isfinite(fixed) and lo <= fixed <= hi):
         raise ValidationError(f"last must be finite and within [lower, upper]; got {fixed!r}")
     if arr.size == 0:
@@ -453,8 +356,8 @@ def project_simplex(y: npt.ArrayLike, total: float) -> np.ndarray:
     the largest ``j`` with ``u_j > (sum_{t<=j} u_t - total)/j`` fixes
     ``tau = (sum_{t<=j} u_t - total)/j``. ``total = 0`` gives zeros. O(n log n).
     """
-    v = _real_vector(y, "y", allow_empty=False)
-    t = _bound(total, "total")
+    v = real_vector(y, "y", allow_empty=False)
+    t = real_number(total, "total")
     if not (math.isfinite(t) and t >= 0.0):
         raise ValidationError(f"total must be finite and >= 0; got {t!r}")
     if t == 0.0:
@@ -480,250 +383,7 @@ def block_starts(fit: npt.ArrayLike) -> np.ndarray:
     several PAV blocks with a common value, which is still the lower median of the
     run. Spec §6.4.2. O(n).
     """
-    arr = _real_vector(fit, "fit")
+    arr = real_vector(fit, "fit")
     if arr.size == 0:
         return np.zeros(0, dtype=np.int64)
     return np.concatenate(([0], np.flatnonzero(arr[1:] != arr[:-1]) + 1)).astype(np.int64)
-
-
-def _method(method: object) -> str:
-    if method not in METHODS:
-        raise ValidationError(
-            f"method must be one of {', '.join(map(repr, METHODS))}; got {method!r}"
-        )
-    return str(method)
-
-
-_CELLS = {"ranked": 1.0, "cumulative": 2.0, "naive": 1.0}  # noisy cells per released count
-
-
-def size_variances(
-    hist: npt.ArrayLike, eps: float, *, method: Method, cell_variance: float | None = None
-) -> np.ndarray:
-    """Per-size variance heuristic of §7.3 (Kuo et al. 2018, §5.1), from a released ``Ĥ``.
-
-    ``V[i] = c / (eps**2 * Ĥ[i])`` for every size ``i`` with ``Ĥ[i] > 0`` and NaN for
-    empty sizes, where ``c = 2`` for the ranked method (``method="ranked"``, Hg: a block
-    of ``n`` noisy values of variance ``2/eps**2`` averaged, ``n`` approximated by the
-    number of groups of that size; also used for L1 fits), ``c = 4`` for the
-    cumulative method (``"cumulative"``, Hc: a count is the difference of two noisy
-    cumulative cells, spread over its ``Ĥ[i]`` groups) and ``c = 8`` for the naive
-    method (``"naive"``: one cell with noise of scale ``2/eps``; our extension, the
-    paper gives no heuristic for it). ``eps`` is the budget of the
-    node's level. Every group of size ``i`` gets ``V[i]``. O(len(hist)).
-
-    ``cell_variance`` (any noise, e.g. Gaussian under zCDP): the variance ``v`` of one
-    noisy cell of the level's measurement replaces ``2 (sensitivity/eps)**2``, so
-    ``V[i] = m v / Ĥ[i]`` with ``m = 2`` cells per count for the cumulative method and
-    1 otherwise (the factors ``c`` above are ``m`` times the Laplace ``v``).
-    """
-    h = count_vector(hist, "hist")
-    m = _method(method)
-    if cell_variance is None:
-        e = _positive(eps, "eps")
-        c = _NOISE_FACTOR[m] / (e * e)
-    else:
-        c = _CELLS[m] * _positive(cell_variance, "cell_variance")
-    out = np.full(h.shape[0], np.nan)
-    nz = h > 0
-    out[nz] = c / h[nz]
-    return out
-
-
-def group_variances(
-    ranked: npt.ArrayLike,
-    eps: float,
-    *,
-    method: Method,
-    blocks: npt.ArrayLike | None = None,
-) -> np.ndarray:
-    """Per-group variance heuristic of §7.3, one value per entry of the ranked sizes.
-
-    ``V[k] = c / (eps**2 * n(k))`` with ``c`` as in :func:`size_variances` and ``n(k)`` the
-    number of groups whose (rounded) size equals ``ranked[k]``. For the ranked method
-    the exact-block refinement of §7.3 is available: pass ``blocks``, the block starts
-    (:func:`block_starts`) of the unrounded isotonic fit, and ``n(k)`` becomes the length
-    of the block containing ``k``. ``ranked`` must be sorted non-decreasing integer
-    sizes. O(G).
-    """
-    r = count_vector(ranked, "ranked")
-    e = _positive(eps, "eps")
-    m = _method(method)
-    if r.size and np.any(r[1:] < r[:-1]):
-        raise ValidationError("ranked must be sorted in non-decreasing order")
-    if blocks is None:
-        starts = np.concatenate(([0], np.flatnonzero(r[1:] != r[:-1]) + 1)) if r.size else r
-    else:
-        if m != "ranked":
-            raise ValidationError("blocks are only meaningful for method='ranked'")
-        starts = count_vector(blocks, "blocks")
-        if r.size == 0:
-            if starts.size:
-                raise ValidationError("blocks must be empty when ranked is empty")
-        elif (
-            starts.size == 0
-            or starts[0] != 0
-            or np.any(np.diff(starts) <= 0)
-            or starts[-1] >= r.size
-        ):
-            raise ValidationError(
-                "blocks must be strictly increasing starts beginning with 0, below len(ranked)"
-            )
-    lengths = np.diff(starts, append=r.size)
-    return np.repeat(_NOISE_FACTOR[m] / (e * e) / lengths, lengths)
-
-
-# --------------------------------------------------------------------------- rounding
-
-
-def round_half_up(x: npt.ArrayLike) -> np.ndarray:
-    """``floor(x + 1/2)`` as ``int64``, computed exactly (spec §6.5).
-
-    Halves go up (``0.5 -> 1``, ``2.5 -> 3``, ``-0.5 -> 0``); the reference code rounds
-    half to even instead. Non-decreasing in ``x``, so sorted inputs stay sorted. Uses
-    ``r = floor(x)`` and ``x - r >= 0.5`` (exact in floating point), so values such as
-    0.49999999999999994 are not pushed up by the addition's rounding. O(n).
-    """
-    arr = np.asarray(x)
-    scalar = arr.ndim == 0
-    v = _real_vector(arr.reshape(-1), "x")
-    if v.size and np.max(np.abs(v)) >= 2.0**62:
-        raise ValidationError("x holds values too large for int64")
-    r = np.floor(v)
-    out = (r + (v - r >= 0.5)).astype(np.int64)
-    return out.reshape(arr.shape) if not scalar else out.reshape(())
-
-
-def largest_remainder(x: npt.ArrayLike, total: int) -> np.ndarray:
-    """Largest-remainder ("Hamilton") rounding of reals ``x`` summing to the integer ``total``.
-
-    ``LRR(x, T)`` of spec §6.5: floors, then ``k = T - sum(floor(x))`` entries with the
-    largest fractional parts go up by one; ties go to the lower index. The result sums
-    to ``T`` and every entry moves by less than 1; only entries with a fractional part
-    move up. ``sum(x)`` must equal ``T`` up to floating-point rounding. Fractional parts
-    are compared as computed floats: for proportional shares of integers use
-    :func:`apportion`, which compares exact remainders. O(n log n).
-    """
-    v = _real_vector(x, "x")
-    t = _total(total, "total")
-    if v.size and np.max(np.abs(v)) >= 2.0**52:
-        raise ValidationError("x holds values too large for exact floors")
-    s = math.fsum(v.tolist())
-    if abs(s - t) > 1e-9 * max(1.0, math.fsum(np.abs(v).tolist())):
-        raise ValidationError(f"x must sum to total = {t}; its sum is {s!r}")
-    f = np.floor(v)
-    frac = v - f
-    out = f.astype(np.int64)
-    k = t - int(out.sum())
-    if not 0 <= k <= int(np.count_nonzero(frac > 0.0)):
-        raise ValidationError(f"x must sum to total = {t}; its sum is {s!r}")
-    order = np.argsort(-frac, kind="stable")
-    out[order[:k]] += 1
-    return out
-
-
-def apportion(weights: npt.ArrayLike, total: int) -> np.ndarray:
-    """Exact largest-remainder split of the integer ``total`` in proportion to ``weights``.
-
-    ``LRR(total * w / sum(w), total)`` (spec §6.5) in integer arithmetic: floors
-    ``total*w_j // W`` and remainders ``total*w_j % W`` are exact, so equal fractional
-    parts are recognised as ties and go to the lower index. Used by the proportional
-    step of the matching (spec §7.4). ``weights`` are non-negative integers with a
-    positive sum, ``total >= 0``. Each share is ``floor`` or ``ceil`` of its quota; with
-    ``total <= sum(w)`` no share exceeds its weight. O(n log n).
-    """
-    w = count_vector(weights, "weights")
-    t = _total(total, "total")
-    if t < 0:
-        raise ValidationError(f"total must be >= 0; got {t}")
-    big = int(w.sum()) if w.size else 0
-    if big <= 0:
-        raise ValidationError("weights must have a positive sum")
-    if t > 0 and int(w.max()) > (2**63 - 1) // t:
-        raise ValidationError("total * max(weights) overflows int64")
-    prod = w * t
-    out = prod // big
-    rem = prod % big
-    k = t - int(out.sum())
-    order = np.argsort(-rem, kind="stable")
-    out[order[:k]] += 1
-    return out
-
-
-def cumulative_round(x: npt.ArrayLike) -> np.ndarray:
-    """Round a non-negative real histogram through its prefix sums.
-
-    ``out = diff(round_half_up(cumsum(x)))``, with ``cumsum`` starting at 0: integers
-    ``>= 0`` whose prefix sums are the rounded prefix sums of ``x``. So
-    ``sum(out) = round_half_up(sum(x))`` and every prefix sum is within 1/2 of the
-    real one, hence the EMD to ``x`` is at most ``len(x)/2`` (spec §4.1). For an
-    isotonic cumulative fit ``c`` this is ``cumulative_to_hist(round_half_up(c))``, the
-    rounding of the cumulative method (spec §6.3 step 3). O(n).
-    """
-    v = _real_vector(x, "x")
-    if v.size and v.min() < 0.0:
-        raise ValidationError("x must be non-negative")
-    c = round_half_up(np.cumsum(v))
-    return np.diff(c, prepend=0)
-
-
-# ------------------------------------------------------------------ view conversions
-
-
-def hist_to_cumulative(hist: npt.ArrayLike) -> np.ndarray:
-    """``Hc[i]`` = number of groups of size ``<= i`` (prefix sums of ``H``). Spec §3.2. O(len)."""
-    return np.cumsum(count_vector(hist, "hist"))
-
-
-def _check_cumulative(cumulative: npt.ArrayLike) -> np.ndarray:
-    c = count_vector(cumulative, "cumulative")
-    if c.size and np.any(c[1:] < c[:-1]):
-        raise ValidationError("cumulative must be non-decreasing")
-    return c
-
-
-def cumulative_to_hist(cumulative: npt.ArrayLike) -> np.ndarray:
-    """``H[0] = Hc[0]``, ``H[i] = Hc[i] - Hc[i-1]``; ``Hc`` non-decreasing, ``>= 0``. O(len)."""
-    return np.diff(_check_cumulative(cumulative), prepend=0)
-
-
-def hist_to_ranked(hist: npt.ArrayLike) -> np.ndarray:
-    """Ranked sizes ``Hg``: size ``i`` written ``H[i]`` times, ascending. O(len + G) memory."""
-    h = count_vector(hist, "hist")
-    return np.repeat(np.arange(h.shape[0], dtype=np.int64), h)
-
-
-def _length(length: object, default: int, needed: int) -> int:
-    if length is None:
-        return default
-    n = _total(length, "length")
-    if n < needed:
-        raise ValidationError(f"length must be at least {needed} (largest size + 1); got {n}")
-    return n
-
-
-def ranked_to_hist(ranked: npt.ArrayLike, length: int | None = None) -> np.ndarray:
-    """``H[i] = #{k : Hg[k] = i}`` on sizes ``0..length-1`` (default: largest size + 1). O(G)."""
-    r = count_vector(ranked, "ranked")
-    need = int(r.max()) + 1 if r.size else 0
-    return np.bincount(r, minlength=_length(length, need, need)).astype(np.int64)
-
-
-def cumulative_to_ranked(cumulative: npt.ArrayLike) -> np.ndarray:
-    """``Hg[k] = min{i : Hc[i] >= k}`` for ``k = 1..G``, ``G = Hc[-1]``. O(G log len)."""
-    c = _check_cumulative(cumulative)
-    g = int(c[-1]) if c.size else 0
-    return np.searchsorted(c, np.arange(1, g + 1), side="left").astype(np.int64)
-
-
-def ranked_to_cumulative(ranked: npt.ArrayLike, length: int | None = None) -> np.ndarray:
-    """``Hc[i] = #{k : Hg[k] <= i}`` on sizes ``0..length-1`` (default: largest + 1).
-
-    ``ranked`` must be sorted non-decreasing. O(length log G).
-    """
-    r = count_vector(ranked, "ranked")
-    if r.size and np.any(r[1:] < r[:-1]):
-        raise ValidationError("ranked must be sorted in non-decreasing order")
-    need = int(r[-1]) + 1 if r.size else 0
-    n = _length(length, need, need)
-    return np.searchsorted(r, np.arange(n), side="right").astype(np.int64)

@@ -29,7 +29,8 @@ import numpy.typing as npt
 from numba import njit
 
 from ..errors import ValidationError
-from .isotonic import count_vector, round_half_up
+from .group_views import round_half_up
+from .vectors import count_vector
 
 __all__ = [
     "MERGE_RULES", "Matching", "SizeEstimate", "back_substitute", "consistency_step",
@@ -191,7 +192,7 @@ def match_groups(parent: npt.ArrayLike, children: Sequence[npt.ArrayLike]) -> Ma
     (``p`` groups left) and the smallest unmatched child size ``b`` over all children
     (``t_c`` groups in child ``c``, ``T`` in all): if ``p >= T`` all of them are matched
     to ``a``; otherwise the ``p`` parent groups are shared in proportion to ``t_c`` by
-    largest-remainder rounding (:func:`~dphist._numeric.isotonic.apportion`: exact
+    largest-remainder rounding (:func:`~dphist._numeric.group_views.apportion`: exact
     remainders, ties to the lower child index), and the rest of size ``b`` waits for the
     next parent size. Spec §7.4; Kuo et al. 2018, §5.2.
 
@@ -313,7 +314,7 @@ def merge_matching(
     """Apply :func:`merge_estimates` to every matched pair and rebuild the children.
 
     ``parent_var[i]`` / ``child_vars[c][i]``: the variance of a group of size ``i`` in the
-    parent / child ``c`` (e.g. :func:`~dphist._numeric.isotonic.size_variances`). Each
+    parent / child ``c`` (e.g. :func:`~dphist._numeric.group_views.size_variances`). Each
     matched pair gives the child's group the size ``round_half_up(s)`` (sizes are
     rounded after merging, §7.2) and the variance ``v``. The merged size lies between
     the two estimates, so it stays ``>= 0``. A child's variance per new size is the mean

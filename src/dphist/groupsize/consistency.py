@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._numeric.isotonic import size_variances
+from .._numeric.group_views import size_variances
 from .._numeric.matching import match_groups, merge_matching
 from ..errors import ValidationError
 from .estimators import trim

@@ -16,14 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._numeric.isotonic import (
-    bounded_isotonic,
-    isotonic_l1,
-    isotonic_l2_inplace,
-    largest_remainder,
-    project_simplex,
-    round_half_up,
-)
+from .._numeric.group_views import largest_remainder, round_half_up
+from .._numeric.isotonic import bounded_isotonic, isotonic_l1, isotonic_l2_inplace, project_simplex
 from ..errors import ValidationError
 
 __all__ = ["ESTIMATORS", "cumulative_estimate", "naive_estimate", "ranked_estimate", "trim"]

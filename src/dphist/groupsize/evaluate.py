@@ -24,7 +24,8 @@ from fractions import Fraction
 import numpy as np
 
 from .._kernel import Accountant, noise_source, validate_epsilon
-from .._numeric.isotonic import largest_remainder, project_simplex
+from .._numeric.group_views import largest_remainder
+from .._numeric.isotonic import project_simplex
 from ..errors import ValidationError
 from .hierarchy import GroupSizeData
 from .publish import GroupSizeRelease, estimate, measurer_for, plan, release
