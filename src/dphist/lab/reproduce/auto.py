@@ -276,7 +276,7 @@ def run(
 
     The full run publishes about 551 histograms x 3 epsilons x 21 candidates x
     ``trials`` times for each of two replicates (``table.npz``, ``table_b.npz``; about
-    15 minutes each on two workers with 8 trials), then the held-out runs of
+    20 minutes each on two workers with 8 trials), then the held-out runs of
     ``auto``. ``quick=True`` uses 12 tiny synthetic histograms (seconds).
     """
     folder = Path(out_dir)
