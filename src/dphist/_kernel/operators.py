@@ -164,9 +164,12 @@ def total_and_top_mass(x: np.ndarray, k: int) -> tuple[int, int]:
     one record moves it by at most one. One pass, no sort."""
     count, total = _grid_buckets(np.asarray(x, dtype=np.int64), _BUCKET_LOOKUP)
     k = int(k)
+    filled = np.flatnonzero(count)
+    # thresholds above the first one past the largest count only give larger k*t
+    start = min(int(filled[-1]) + 1, _GRID_SIZE - 1) if filled.size else 0
     above_count = above_total = 0
     best = None
-    for q in range(_GRID_SIZE - 1, -1, -1):  # exact integers: no overflow
+    for q in range(start, -1, -1):  # exact integers: no overflow
         above_count += int(count[q])
         above_total += int(total[q])
         g = k * _GRID[q] + above_total - above_count * _GRID[q]
