@@ -162,19 +162,19 @@ def total_and_top_mass(x: np.ndarray, k: int) -> tuple[int, int]:
     k-th largest is 0 or on the grid, at most 1.25x when it is not (take the first grid
     point above it). Each term is 1-Lipschitz in every count, so the minimum is too:
     one record moves it by at most one. One pass, no sort."""
-    count, total = _grid_buckets(np.asarray(x, dtype=np.int64), _BUCKET_LOOKUP)
+    count, mass = _grid_buckets(np.asarray(x, dtype=np.int64), _BUCKET_LOOKUP)
     k = int(k)
+    total = int(mass.sum())
+    best = total  # t = 0
     filled = np.flatnonzero(count)
     # thresholds above the first one past the largest count only give larger k*t
-    start = min(int(filled[-1]) + 1, _GRID_SIZE - 1) if filled.size else 0
+    start = min(int(filled[-1]) + 1, _GRID_SIZE - 1) if filled.size else -1
     above_count = above_total = 0
-    best = None
     for q in range(start, -1, -1):  # exact integers: no overflow
         above_count += int(count[q])
-        above_total += int(total[q])
-        g = k * _GRID[q] + above_total - above_count * _GRID[q]
-        best = g if best is None else min(best, g)
-    return above_total, min(best, above_total)  # t = 0 gives the total
+        above_total += int(mass[q])
+        best = min(best, k * _GRID[q] + above_total - above_count * _GRID[q])
+    return total, best
 
 
 @dataclass(frozen=True)

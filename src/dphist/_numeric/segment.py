@@ -40,7 +40,6 @@ Everything here is post-processing of already released values: no budget, no noi
 from __future__ import annotations
 
 import math
-from numbers import Real
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -48,6 +47,7 @@ import numpy.typing as npt
 from numba import njit
 
 from ..errors import ValidationError
+from .vectors import positive_number, real_vector
 
 __all__ = [
     "NOISE_TERMS", "PeltStats", "centred_prefix_sums", "check_flag", "check_monotone",
@@ -252,33 +252,13 @@ class _Problem(NamedTuple):
 
 
 def check_y(y: npt.ArrayLike) -> np.ndarray:
-    if isinstance(y, str | bytes):
-        raise ValidationError("y must be a 1-D array of numbers, not a string")
-    try:
-        arr = np.asarray(y)
-    except Exception as exc:  # ragged nested sequences and the like
-        raise ValidationError(f"y must be a 1-D array of numbers ({exc})") from None
-    if arr.dtype == np.bool_ or not (
-        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
-    ):
-        raise ValidationError(f"y must hold real numbers; got dtype {arr.dtype}")
-    if arr.ndim != 1:
-        raise ValidationError(f"y must be 1-D; got an array with {arr.ndim} dimensions")
-    if arr.size == 0:
-        raise ValidationError("y is empty; at least one bin is needed")
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
-    if not np.all(np.isfinite(arr)):
-        raise ValidationError("y contains NaN or infinite values")
-    return arr
+    """The values to segment: a non-empty 1-D float64 array of finite numbers."""
+    return real_vector(y, "y", allow_empty=False)
 
 
 def check_eps(name: str, value: object) -> float:
-    if isinstance(value, bool | np.bool_) or not isinstance(value, Real):
-        raise ValidationError(f"{name} must be a positive real number; got {type(value).__name__}")
-    v = float(value)
-    if not (math.isfinite(v) and v > 0.0):
-        raise ValidationError(f"{name} must be a finite number > 0; got {v!r}")
-    return v
+    """A budget share: a finite real number above zero."""
+    return positive_number(value, name)
 
 
 def centred_prefix_sums(y: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:

@@ -43,7 +43,7 @@ def real_vector(y: npt.ArrayLike, name: str, *, allow_empty: bool = True) -> np.
     if arr.ndim != 1:
         raise ValidationError(f"{name} must be 1-D; got an array with {arr.ndim} dimensions")
     if arr.size == 0 and not allow_empty:
-        raise ValidationError(f"{name} is empty")
+        raise ValidationError(f"{name} is empty; at least one bin is needed")
     arr = np.ascontiguousarray(arr, dtype=np.float64)
     if first_nonfinite(arr) >= 0:
         raise ValidationError(f"{name} contains NaN or infinite values")

@@ -208,9 +208,8 @@ def choose(
 
     ``noisy_total`` and ``noisy_top_tenth`` are the number of records and the records
     in the fullest tenth of the bins as ``auto`` measured them (None: public facts
-    only); ``model`` replaces the
-    shipped one (the held-out evaluation fits one per data set). Deterministic: the
-    same inputs always give the same choice.
+    only); ``model`` replaces the shipped one (the held-out evaluation fits one per
+    data set). Deterministic: the same inputs always give the same choice.
     """
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
         raise ValidationError(f"n must be a positive number of bins; got {n!r}")

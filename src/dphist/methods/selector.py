@@ -6,7 +6,8 @@ tree per workload kind, fitted on public data only by ``dphist reproduce auto``
 synthetic shapes (shape x domain size x scale), each candidate's measured error per
 workload, in the manner of Pythia (Kotsogiannis et al., SIGMOD 2017). It reads
 :func:`feature_vector` -- the number of bins, the method's epsilon and, when ``auto``
-spends a share of the budget on it, the noisy number of records -- and returns the
+spends a share of the budget on them, the noisy number of records and of records in
+the fullest tenth of the bins -- and returns the
 candidates ranked by their training regret in the leaf the features fall in. The
 file is data, not code: the same inputs give the same ranking.
 """
@@ -109,7 +110,7 @@ def data_independent(candidate: Candidate) -> bool:
     return all(block.unbiased for block in info.pipeline(**candidate.params).blocks)
 
 
-#: The share of epsilon ``auto`` spends on its noisy total unless told otherwise; the
+#: The share of epsilon ``auto`` spends on its features unless told otherwise; the
 #: shipped model is trained for it (``dphist reproduce auto`` compares shares).
 DEFAULT_SHARE = Fraction(1, 100)
 
@@ -156,7 +157,7 @@ class Ranking:
 @dataclass(frozen=True)
 class Model:
     """One tree per workload kind for each feature set (``"public"``: N and epsilon
-    only; ``"measured"``: with the noisy total), and the default feature share."""
+    only; ``"measured"``: with the noisy features), and the default feature share."""
 
     share: Fraction
     trees: dict[str, dict[str, Any]]

@@ -15,7 +15,7 @@ What is run (:mod:`dphist.lab.selector`)
   ``auto_model.json``; the report says whether it equals the shipped one
   (``dphist/methods/auto_model.json``: copy it there to ship a refit).
 * **Held-out evaluation.** For each shape a model fitted without it publishes every
-  cell of that shape as ``auto`` does (noisy total, choice, method with the rest of
+  cell of that shape as ``auto`` does (noisy features, choice, method with the rest of
   epsilon), ``2 x trials`` seeded runs. Regret = auto's mean error / the best candidate's
   at the full epsilon, per (cell, epsilon, workload), cross-fitted over two independent
   replicates of the table (:class:`~dphist.lab.selector.evaluate.Evaluation`).

@@ -83,7 +83,7 @@ def proxy_regrets(table: Table, rows: np.ndarray, model: Model, rng: np.random.G
         for j, eps in enumerate(table.epsilons):
             total = top = None
             if share:
-                total, top = table.facts[i] + rng.laplace(0.0, 2.0 / (share * eps), 2)
+                total, top = table.noisy_facts(i, share * eps, rng)
             f = feature_vector(int(table.sizes[i]), eps * (1 - share), total, top)
             for w, kind in enumerate(WORKLOADS):
                 first = model.rank(f, kind, share > 0).candidates[0]

@@ -92,8 +92,8 @@ def training_rows(
             err = table.errors[i, j, :, workload]
             for _ in range(draws):
                 total = top = None
-                if measured:  # one measurement of sensitivity 2: scale 2 / epsilon each
-                    total, top = table.facts[i] + rng.laplace(0.0, 2.0 / (share * eps), 2)
+                if measured:
+                    total, top = table.noisy_facts(i, share * eps, rng)
                 xs.append(feature_vector(int(table.sizes[i]), eps_m, total, top))
                 es.append(err)
     e = np.array(es)

@@ -192,6 +192,13 @@ class Table:
     def sizes(self) -> np.ndarray:
         return np.array([c.n for c in self.cells])
 
+    def noisy_facts(self, i: int, epsilon: float, rng: np.random.Generator) -> np.ndarray:
+        """Cell ``i``'s facts as ``auto`` would measure them with ``epsilon``: Laplace
+        noise at the kernel query's sensitivity over epsilon (continuous noise stands in
+        for the kernel's discrete Laplace in training)."""
+        scale = float(TotalAndTop(int(self.cells[i].n)).sensitivity) / epsilon
+        return self.facts[i] + rng.laplace(0.0, scale, 2)
+
     def pooled(self, other: Table) -> Table:
         """The table whose errors average this one's and ``other``'s (an independent
         replicate of the same cells: twice the seeds)."""
