@@ -33,7 +33,7 @@ import numpy as np
 import dphist as dh
 from dphist import datasets, metrics, synthetic
 from dphist._numeric.strategy import design_error, optimal_design
-from dphist._numeric.tree import hb_branching
+from dphist._numeric.tree_params import hb_branching
 from dphist.errors import DatasetUnavailableError
 from dphist.lab.bench import QUADRATIC, time_method, warm_up
 

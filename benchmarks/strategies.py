@@ -25,7 +25,7 @@ from partitions import REFERENCE, reference_figures
 import dphist as dh
 from dphist import metrics
 from dphist._numeric.strategy import design_error, optimal_design
-from dphist._numeric.tree import hb_branching
+from dphist._numeric.tree_params import hb_branching
 
 SIZES = {
     "nettrace": 65_536,

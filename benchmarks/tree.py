@@ -14,7 +14,8 @@ import time
 
 import numpy as np
 
-from dphist._numeric.tree import consistency, hb_branching, tree_layout
+from dphist._numeric.tree import consistency, tree_layout
+from dphist._numeric.tree_params import hb_branching
 
 
 def median_seconds(fn, repeats: int) -> float:

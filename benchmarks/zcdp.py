@@ -26,7 +26,8 @@ import dphist as dh
 from dphist import metrics
 from dphist._kernel.zcdp import approx_dp_epsilon
 from dphist._numeric.strategy import design_error, optimal_design
-from dphist._numeric.tree import hb_branching, tree_levels
+from dphist._numeric.tree import tree_levels
+from dphist._numeric.tree_params import hb_branching
 
 SIZES = (4096, 65_536, 1_000_000)
 

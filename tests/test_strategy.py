@@ -10,7 +10,7 @@ import pytest
 
 import dphist as dh
 from dphist._numeric.strategy import design_error, optimal_design
-from dphist._numeric.tree import hb_branching
+from dphist._numeric.tree_params import hb_branching
 from dphist.errors import ValidationError
 
 

@@ -12,7 +12,7 @@ import pytest
 import dphist as dh
 from dphist._kernel import REST, Accountant, noise_source, protect
 from dphist._numeric.greedyh import greedy_h, implicit_gram
-from dphist._numeric.tree import hb_branching
+from dphist._numeric.tree_params import hb_branching
 from dphist.blocks import FixedQueries, FixedSizeGroups, Hierarchy, Pipeline
 from dphist.methods import get_method
 from dphist.methods.run import run

@@ -14,14 +14,13 @@ from dphist._numeric.tree import (
     consistency,
     frontier,
     frontiers,
-    hb_branching,
     is_cut,
     leaf_estimates,
-    level_budgets,
     range_nodes,
     tree_layout,
     tree_levels,
 )
+from dphist._numeric.tree_params import hb_branching, level_budgets
 from dphist.errors import ValidationError
 
 # --------------------------------------------------------------------------- references

@@ -20,8 +20,6 @@ for the least-squares consistency, one compiled loop over the nodes; all are
 from __future__ import annotations
 
 import functools
-import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +28,8 @@ from numpy.typing import ArrayLike
 
 from dphist.errors import ValidationError
 
+from .vectors import positive_int
+
 __all__ = [
     "TreeLayout",
     "best_cut",
@@ -37,10 +37,8 @@ __all__ = [
     "frontier",
     "frontiers",
     "gls",
-    "hb_branching",
     "is_cut",
     "leaf_estimates",
-    "level_budgets",
     "level_consistency",
     "range_nodes",
     "tree_layout",
@@ -49,15 +47,6 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _positive_int(value: object, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValidationError(f"{name} must be an integer, got {type(value).__name__}")
-    value = int(value)
-    if value < minimum:
-        raise ValidationError(f"{name} must be at least {minimum}, got {value}")
-    return value
 
 
 def _ceil_log(n: int, base: int) -> int:
@@ -76,8 +65,8 @@ def _readonly(arr: np.ndarray) -> np.ndarray:
 
 def tree_levels(n: int, fanout: int) -> int:
     """Number of levels ``t = 1 + ceil(log_fanout n)`` of the tree over ``n`` bins."""
-    n = _positive_int(n, "n", 1)
-    fanout = _positive_int(fanout, "fanout", 2)
+    n = positive_int(n, "n", 1)
+    fanout = positive_int(fanout, "fanout", 2)
     return 1 + _ceil_log(n, fanout)
 
 
@@ -149,8 +138,8 @@ class TreeLayout:
 def tree_layout(n: int, fanout: int = 16) -> TreeLayout:
     """Build the :class:`TreeLayout` of the fan-out tree over ``n`` bins: its levels;
     the per-node arrays follow on first use (``O(#nodes)``, one fill per level)."""
-    n = _positive_int(n, "n", 1)
-    fanout = _positive_int(fanout, "fanout", 2)
+    n = positive_int(n, "n", 1)
+    fanout = positive_int(fanout, "fanout", 2)
     t = 1 + _ceil_log(n, fanout)
     spans = np.array([fanout ** (t - 1 - lev) for lev in range(t)], dtype=np.int64)
     counts = np.array([-(-n // int(s)) for s in spans], dtype=np.int64)
@@ -540,7 +529,7 @@ def frontiers(layout: TreeLayout, cut: ArrayLike) -> list[np.ndarray]:
 
 def frontier(layout: TreeLayout, cut: ArrayLike, level: int) -> np.ndarray:
     """Node indices of ``F_level`` sorted by position (see :func:`frontiers`)."""
-    level = _positive_int(level, "level", 0)
+    level = positive_int(level, "level", 0)
     if level >= layout.n_levels:
         raise ValidationError(f"level must be below {layout.n_levels}, got {level}")
     return frontiers(layout, cut)[level]
@@ -555,8 +544,8 @@ def range_nodes(layout: TreeLayout, lo: int, hi: int) -> np.ndarray:
     Returns node indices sorted by position: the nodes inside ``[lo, hi)`` whose parent
     is not inside; at most ``2 (f - 1)`` per level. Time ``O(t + output)``.
     """
-    lo = _positive_int(lo, "lo", 0)
-    hi = _positive_int(hi, "hi", 0)
+    lo = positive_int(lo, "lo", 0)
+    hi = positive_int(hi, "hi", 0)
     n, f = layout.n, layout.fanout
     if not lo < hi <= n:
         raise ValidationError(f"need 0 <= lo < hi <= n={n}, got [{lo}, {hi})")
@@ -579,74 +568,3 @@ def range_nodes(layout: TreeLayout, lo: int, hi: int) -> np.ndarray:
         prev = (a, b)
     nodes = np.concatenate(pieces).astype(np.int64)
     return nodes[np.argsort(layout.lo[nodes], kind="stable")]
-
-
-# --------------------------------------------------------------------------- parameters
-
-
-def _iroot_ceil(n: int, k: int) -> int:
-    """Smallest integer ``r >= 1`` with ``r**k >= n``."""
-    r = max(1, round(n ** (1.0 / k)))
-    while r**k < n:
-        r += 1
-    while r > 1 and (r - 1) ** k >= n:
-        r -= 1
-    return r
-
-
-def hb_branching(n: int, noise: str = "laplace") -> tuple[int, int]:
-    """Qardaji et al.'s HB branching factor (methods framework B.2, DPBench rule).
-
-    Returns ``(b, h)`` minimising ``V(b) = (b - 1) h**3 - (2/3) (b + 1) h**2`` over
-    ``2 <= b <= n`` with the integer ``h = ceil(log_b n)``; the tree then has ``h + 1``
-    levels (``tree_levels(n, b) == h + 1``). The rule does not depend on epsilon.
-    ``V`` is ``((b - 1) h - (2/3)(b + 1))`` nodes per range query times a node's
-    variance, ``~h**2`` for Laplace noise with epsilon split evenly over the levels;
-    with ``noise="gaussian"`` (zCDP, rho split evenly) a node's variance is ``~h``, so
-    ``V(b) = (b - 1) h**2 - (2/3) (b + 1) h``.
-    Comparisons use the integer ``3 V``; ties go to the smallest ``b`` (what a scan over
-    increasing ``b`` that keeps the first minimum returns). ``n = 1`` gives ``(2, 0)``:
-    a single node, the fan-out is irrelevant.
-
-    ``V`` increases with ``b`` while ``h`` is constant, so only the smallest ``b`` of each
-    run of equal ``h`` can win: ``b = max(2, ceil(n**(1/k)))`` for ``k = 1 .. ceil(log2 n)``.
-    Time ``O(log^2 n)`` big-integer operations.
-    """
-    n = _positive_int(n, "n", 1)
-    if noise not in ("laplace", "gaussian"):
-        raise ValidationError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
-    if n == 1:
-        return 2, 0
-    power = 3 if noise == "laplace" else 2
-    candidates = sorted({max(2, _iroot_ceil(n, k)) for k in range(1, _ceil_log(n, 2) + 1)})
-    best: tuple[int, int, int] | None = None
-    for b in candidates:
-        h = _ceil_log(n, b)
-        v3 = 3 * (b - 1) * h**power - 2 * (b + 1) * h ** (power - 1)
-        if best is None or v3 < best[0]:
-            best = (v3, b, h)
-    assert best is not None
-    return best[1], best[2]
-
-
-def level_budgets(t: int, kind: str = "uniform", ratio: float = 2.0 ** (1.0 / 3.0)) -> np.ndarray:
-    """Per-level budget shares (summing to 1), indexed by level, root first.
-
-    ``"uniform"``: ``1/t`` each (Hay et al.; DPBench HB). ``"geometric"``: share of level
-    ``l`` proportional to ``ratio**l``, so with ``ratio > 1`` the leaves get the most;
-    the default ``2**(1/3)`` reproduces Cormode et al.'s ratio (methods framework B.3).
-    Their ratio minimises ``sum_l c_l / epsilon_l**2`` (Laplace) with ``c_l ~ 2**l``
-    nodes in use per level, hence ``epsilon_l ~ c_l**(1/3)``; for Gaussian noise the
-    same minimisation of ``sum_l c_l / rho_l`` gives ``rho_l ~ c_l**(1/2)``: ratio
-    ``2**(1/2)``.
-    Floats only; exact per-level budgets are the kernel's business.
-    """
-    t = _positive_int(t, "t", 1)
-    if kind == "uniform":
-        return np.full(t, 1.0 / t)
-    if kind == "geometric":
-        if not (isinstance(ratio, numbers.Real) and math.isfinite(ratio) and ratio > 0):
-            raise ValidationError(f"ratio must be a positive finite number, got {ratio!r}")
-        weights = float(ratio) ** np.arange(t, dtype=np.float64)
-        return weights / weights.sum()
-    raise ValidationError(f"kind must be 'uniform' or 'geometric', got {kind!r}")

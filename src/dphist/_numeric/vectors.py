@@ -1,6 +1,6 @@
-"""Input checks shared by the isotonic fits and the group-size views: real and count
-vectors, real, positive and whole numbers, each refused with a :class:`ValidationError`
-that names the argument."""
+"""Input checks shared by the numeric modules: real and count vectors, real, positive
+and whole numbers, bounded integers, each refused with a :class:`ValidationError` that
+names the argument."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from numba import njit
 from ..errors import ValidationError
 
 __all__ = [
-    "count_vector", "first_nonfinite", "positive_number", "real_number", "real_vector",
-    "whole_number",
+    "count_vector", "first_nonfinite", "positive_int", "positive_number", "real_number",
+    "real_vector", "whole_number",
 ]  # fmt: skip
 
 
@@ -103,3 +103,13 @@ def whole_number(value: object, name: str) -> int:
     if isinstance(value, Real) and float(value).is_integer():
         return int(value)
     raise ValidationError(f"{name} must be an integer; got {value!r}")
+
+
+def positive_int(value: object, name: str, minimum: int) -> int:
+    """An integer (not a boolean) of at least ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise ValidationError(f"{name} must be an integer, got {type(value).__name__}")
+    value = int(value)
+    if value < minimum:
+        raise ValidationError(f"{name} must be at least {minimum}, got {value}")
+    return value

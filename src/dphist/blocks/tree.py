@@ -14,11 +14,10 @@ from .._numeric.strategy import WORKLOADS, optimal_design
 from .._numeric.tree import (
     TreeLayout,
     gls,
-    hb_branching,
-    level_budgets,
     level_consistency,
     tree_layout,
 )
+from .._numeric.tree_params import hb_branching, level_budgets
 from ..errors import CompositionError
 from ..uncertainty import ErrorModel, TreeNoise
 from .base import Block, State, compact_first_stage, planned_variance, weighting_variance

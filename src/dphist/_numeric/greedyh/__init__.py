@@ -34,7 +34,8 @@ node, ``O(|G|^2)`` in total, besides the ``|G|^2`` numbers of ``M`` itself.
 
 from .estimate import estimate_totals, strategy_answers, total_variances
 from .gram import WORKLOADS, ImplicitGram, implicit_gram, reduced_gram, sizes_from_starts
-from .search import OBJECTIVES, GreedyHStrategy, greedy_h
+from .search import OBJECTIVES, greedy_h
+from .strategy import GreedyHStrategy
 
 __all__ = [
     "OBJECTIVES",

@@ -7,7 +7,7 @@ from numba import njit
 from numpy.typing import ArrayLike
 
 from ...errors import InputTypeError, ValidationError
-from .search import GreedyHStrategy
+from .strategy import GreedyHStrategy
 
 # --------------------------------------------------------------------------- estimation
 
