@@ -304,6 +304,11 @@ def test_costs_are_log_regret_plus_the_baseline_hinge():
     assert got[0] == pytest.approx([np.log(2), np.log(4) + GUARD_WEIGHT * np.log(4 / 2.2), 0.0])
     hinge = np.log(1.5 / TRAIN_GUARD)
     assert got[1] == pytest.approx([0.0, 0.0, np.log(1.5) + GUARD_WEIGHT * hinge])
+    # another hinge and weight; weight 0 is the plain log regret
+    assert costs(e, labels, hinge=1.0, weight=2.0)[1] == pytest.approx(
+        [0.0, 0.0, np.log(1.5) + 2.0 * np.log(1.5)]
+    )
+    assert costs(e, labels, weight=0.0) == pytest.approx(np.log(e / e.min(axis=1)[:, None]))
 
 
 # --- the newcomer cases ---------------------------------------------------------------

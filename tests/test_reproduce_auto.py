@@ -105,6 +105,55 @@ def test_held_out_models_never_see_the_scored_shape(small_tables, monkeypatch):
     assert ev.naive_regret[0, 0] == pytest.approx(again / ((ea + eb) / 2).min(axis=0))
 
 
+def test_table_only_scores_each_held_out_pick_by_the_table(small_tables, monkeypatch):
+    a, b, _ = small_tables
+    pooled = a.pooled(b)
+    labels = [c.label for c in pooled.candidates]
+    settings = Settings(depth=1, exact_features=True)
+
+    def no_noise(*args):
+        raise AssertionError("exact features draw no noise")
+
+    monkeypatch.setattr(type(pooled), "noisy_facts", no_noise)
+    ev = evaluate.table_only(a, b, settings)
+    share = float(settings.share)
+    for i, cell in enumerate(pooled.cells):
+        rows = np.flatnonzero([c.shape != cell.shape for c in pooled.cells])
+        model = fit.fit_model(pooled, rows, settings)
+        total, top = pooled.facts[i]
+        f = dh.methods.selector.feature_vector(cell.n, 0.5 * (1 - share), total, top)
+        for w, kind in enumerate(WORKLOADS):
+            pick = labels.index(model.rank(f, kind, True).candidates[0].label)
+            want = pooled.errors[i, 0, pick, w] / (1 - share) ** 2
+            assert ev.auto[i, 0, w] == pytest.approx(want, rel=1e-12)
+    # cross-fitted like the held-out runs
+    ea, eb = a.errors, b.errors
+    best = np.sqrt(
+        np.take_along_axis(eb, ea.argmin(axis=2)[:, :, None], 2)
+        * np.take_along_axis(ea, eb.argmin(axis=2)[:, :, None], 2)
+    )[:, :, 0]
+    assert ev.regret == pytest.approx(ev.auto / best, rel=1e-12)
+
+
+def test_training_reads_the_hinge_and_the_feature_noise_from_the_settings(small_tables):
+    a, b, _ = small_tables
+    pooled = a.pooled(b)
+    rows = np.arange(len(pooled.cells))
+    labels = [c.label for c in pooled.candidates]
+    rng = np.random.default_rng(0)
+    x, c, e = fit.training_rows(pooled, rows, 0, Settings(weight=0.0), True, rng)
+    assert c == pytest.approx(np.log(e / e.min(axis=1)[:, None]))
+    _, c, e = fit.training_rows(pooled, rows, 0, Settings(hinge=1.0, weight=5.0), True, rng)
+    assert c == pytest.approx(fit.costs(e, labels, 1.0, 5.0))
+    # exact features: every draw of a cell sees its true facts
+    exact = Settings(exact_features=True)
+    x, _, _ = fit.training_rows(pooled, rows, 0, exact, True, rng)
+    total, top = pooled.facts[0]
+    eps = 0.5 * (1 - float(exact.share))
+    want = dh.methods.selector.feature_vector(pooled.cells[0].n, eps, total, top)
+    assert x[: exact.draws] == pytest.approx(np.tile(want, (exact.draws, 1)))
+
+
 def test_identity_errors_are_exact_expectations():
     x = np.zeros(12, dtype=np.int64)
     exact = cell_errors(x, 1.0, (Candidate("identity"),), seeds=2)[0]
@@ -151,6 +200,15 @@ def test_quick_report_end_to_end(quick):
     assert {row[3] for row in claims[1:]} <= {"reproduced", "differs"}
     for heading in ("Summary", "By epsilon", "By workload", "By shape", "Settings compared"):
         assert _table(text, heading)
+    trade = _table(text, "What the targets cost each other")
+    head, rows = trade[0], trade[1:]
+    assert len(rows) == 2 * len(auto.TRADE_OFFS)
+    features = [r[head.index("features")] for r in rows]
+    assert features == ["noisy (as auto)"] * len(auto.TRADE_OFFS) + ["exact (a bound)"] * len(
+        auto.TRADE_OFFS
+    )
+    shipped = [k for k, r in enumerate(rows) if r[head.index("shipped")] == "yes"]
+    assert shipped == [auto.TRADE_OFFS.index((fit.TRAIN_GUARD, fit.GUARD_WEIGHT))]
     model = dh.methods.selector.model_from_json((quick.parent / "auto_model.json").read_text())
     assert set(model.trees) == {"public", "measured"}
     assert (quick.parent / "table.npz").is_file()

@@ -5,9 +5,11 @@ features ``auto`` would measure (:func:`dphist.methods.selector.feature_vector`;
 noisy total and records in the fullest tenth of the bins are simulated with the
 Laplace noise the feature share buys), and its
 cost vector: for each candidate the log of its error over the best candidate's, plus
-a hinge ``GUARD_WEIGHT * max(0, log(error / (TRAIN_GUARD * min(identity, HB))))`` that
-punishes losing to the better of the two plain baselines by more than ``TRAIN_GUARD``,
-set below the target ``GUARD`` (see there).
+a hinge ``weight * max(0, log(error / (hinge * min(identity, HB))))`` that punishes
+losing to the better of the two plain baselines by more than ``hinge`` (by default
+``TRAIN_GUARD`` with weight ``GUARD_WEIGHT``, set below the target ``GUARD``: see
+there). :class:`Settings` can also train on the exact features (no noise): not a
+mechanism, a bound on what these features could tell a selector.
 A leaf predicts the candidate with the least total cost over its rows; a split is
 the threshold on one feature that lowers that total most (exhaustive over the sorted
 rows, with a minimum leaf size). No impurity proxy: the tree minimises the regret it
@@ -34,6 +36,7 @@ __all__ = [
     "costs",
     "fit_model",
     "fit_tree",
+    "simulated_facts",
     "training_rows",
 ]
 
@@ -50,21 +53,29 @@ GUARD_WEIGHT = 30.0
 
 @dataclass(frozen=True)
 class Settings:
-    """Tree size and the feature share (fractions of epsilon)."""
+    """Tree size, the feature share (fractions of epsilon) and the guard's hinge."""
 
     share: Fraction = DEFAULT_SHARE
     depth: int = 4
     min_leaf: float = 0.03  # fraction of the training rows
     draws: int = 4  # noisy-feature draws per (histogram, epsilon)
+    hinge: float = TRAIN_GUARD
+    weight: float = GUARD_WEIGHT
+    exact_features: bool = False  # True: the true facts, no noise (a bound, not auto)
 
 
-def costs(errors: np.ndarray, labels: Sequence[str]) -> np.ndarray:
+def costs(
+    errors: np.ndarray,
+    labels: Sequence[str],
+    hinge: float = TRAIN_GUARD,
+    weight: float = GUARD_WEIGHT,
+) -> np.ndarray:
     """Cost rows from error rows (``errors[row, candidate]``), see the module docstring."""
     e = np.maximum(errors, 1e-12)
     regret = np.log(e / e.min(axis=1, keepdims=True))
     base = np.minimum(e[:, labels.index("identity")], e[:, labels.index("HB")])
-    hinge = np.maximum(0.0, np.log(e / (TRAIN_GUARD * base[:, None])))
-    return regret + GUARD_WEIGHT * hinge
+    over = np.maximum(0.0, np.log(e / (hinge * base[:, None])))
+    return regret + weight * over
 
 
 def training_rows(
@@ -93,12 +104,22 @@ def training_rows(
             for _ in range(draws):
                 total = top = None
                 if measured:
-                    total, top = table.noisy_facts(i, share * eps, rng)
+                    total, top = simulated_facts(table, i, share * eps, rng, settings)
                 xs.append(feature_vector(int(table.sizes[i]), eps_m, total, top))
                 es.append(err)
     e = np.array(es)
-    cs = costs(e, labels)
+    cs = costs(e, labels, settings.hinge, settings.weight)
     return np.array(xs), cs, e
+
+
+def simulated_facts(
+    table: Table, i: int, epsilon: float, rng: np.random.Generator, settings: Settings
+) -> np.ndarray:
+    """Cell ``i``'s features as ``auto`` measures them with ``epsilon`` (or exactly,
+    with :attr:`Settings.exact_features`)."""
+    if settings.exact_features:
+        return table.facts[i].astype(np.float64)
+    return table.noisy_facts(i, epsilon, rng)
 
 
 def _leaf(cost: np.ndarray, regrets: np.ndarray, labels: Sequence[str]) -> dict[str, Any]:
