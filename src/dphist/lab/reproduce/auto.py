@@ -306,6 +306,23 @@ def _write_model(folder: Path, model: Model) -> bool:
     return MODEL_FILE.is_file() and MODEL_FILE.read_text() == text
 
 
+def _trade_off_section(rep: Report, a: Table, b: Table, settings: Settings, workers: int) -> None:
+    rep.section(
+        "What the targets cost each other",
+        "The leave-one-shape-out protocol of the summary, cross-fitted, from the tables "
+        "alone (each cell's pick scored by the table's error of that candidate, 8 "
+        "simulated feature draws; on the shipped settings within about 1% of the runs "
+        "above), for the chosen settings with other weights of the training hinge that "
+        "punishes losing to the better of identity and HB (weight 0: no guard). Rows "
+        "with exact features train and choose on the true total and top tenth: no noise "
+        "and no budget, so no mechanism, but a bound on what these two features can tell "
+        "a selector. A row meets the targets only with a geometric mean of at most "
+        f"{TARGET_GEOMEAN:g}, at least {TARGET_NEAR:.0%} within {NEAR:g}x and no cell "
+        f"above {GUARD:g}x.",
+    )
+    rep.table(trade_offs(a, b, settings, workers), floatfmt=".3g")
+
+
 def run(
     out_dir: str | os.PathLike[str],
     *,
@@ -370,20 +387,7 @@ def run(
         rep.table(_breakdown(ev, axis), floatfmt=".3g")
     rep.section("Settings compared", "Table-only held-out score of each setting.")
     rep.table(scores, floatfmt=".3g")
-    rep.section(
-        "What the targets cost each other",
-        "The leave-one-shape-out protocol of the summary, cross-fitted, from the tables "
-        "alone (each cell's pick scored by the table's error of that candidate, 8 "
-        "simulated feature draws; on the shipped settings within about 1% of the runs "
-        "above), for the chosen settings with other weights of the training hinge that "
-        "punishes losing to the better of identity and HB (weight 0: no guard). Rows "
-        "with exact features train and choose on the true total and top tenth: no noise "
-        "and no budget, so no mechanism, but a bound on what these two features can tell "
-        "a selector. A row meets the targets only with a geometric mean of at most "
-        f"{TARGET_GEOMEAN:g}, at least {TARGET_NEAR:.0%} within {NEAR:g}x and no cell "
-        f"above {GUARD:g}x.",
-    )
-    rep.table(trade_offs(a, b, settings, workers), floatfmt=".3g")
+    _trade_off_section(rep, a, b, settings, workers)
     real = _real_rows(ev)
     if real:
         rep.section("Shared datasets as they are", "Per epsilon and workload.")
