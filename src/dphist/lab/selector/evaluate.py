@@ -28,7 +28,7 @@ import numpy as np
 
 from ...methods.selector import WORKLOADS, Candidate, Model, feature_vector
 from ...session import publish
-from .fit import Settings, fit_model
+from .fit import Settings, fit_model, simulated_facts
 from .table import Table, exact_errors, seeds_for, workload_errors
 
 __all__ = [
@@ -106,7 +106,7 @@ def proxy_errors(
             for _ in range(draws):
                 total = top = None
                 if share:
-                    total, top = table.facts[i] if exact else table.noisy_facts(i, share * eps, rng)
+                    total, top = simulated_facts(table, i, share * eps, rng, exact)
                 f = feature_vector(int(table.sizes[i]), eps * (1 - share), total, top)
                 for w, kind in enumerate(WORKLOADS):
                     first = model.rank(f, kind, share > 0).candidates[0]

@@ -104,7 +104,9 @@ def training_rows(
             for _ in range(draws):
                 total = top = None
                 if measured:
-                    total, top = simulated_facts(table, i, share * eps, rng, settings)
+                    total, top = simulated_facts(
+                        table, i, share * eps, rng, settings.exact_features
+                    )
                 xs.append(feature_vector(int(table.sizes[i]), eps_m, total, top))
                 es.append(err)
     e = np.array(es)
@@ -113,11 +115,11 @@ def training_rows(
 
 
 def simulated_facts(
-    table: Table, i: int, epsilon: float, rng: np.random.Generator, settings: Settings
+    table: Table, i: int, epsilon: float, rng: np.random.Generator, exact: bool = False
 ) -> np.ndarray:
-    """Cell ``i``'s features as ``auto`` measures them with ``epsilon`` (or exactly,
-    with :attr:`Settings.exact_features`)."""
-    if settings.exact_features:
+    """Cell ``i``'s features as ``auto`` measures them with ``epsilon`` (``exact``: the
+    true facts, no noise drawn -- :attr:`Settings.exact_features`)."""
+    if exact:
         return table.facts[i].astype(np.float64)
     return table.noisy_facts(i, epsilon, rng)
 
