@@ -11,7 +11,8 @@ means the words ran out (the caller refills and replays the step).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from .._jit import njit
 
 __all__ = [
     "bernoulli_exp_neg",

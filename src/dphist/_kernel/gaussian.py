@@ -18,8 +18,8 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from numba import njit
 
+from .._jit import njit
 from ..errors import InternalError, ValidationError
 from .coins import bernoulli_exp_neg, laplace_draw
 from .lookup import gaussian_add, gaussian_one

@@ -16,8 +16,8 @@ The tables are built and certified in :mod:`~dphist._kernel.tables`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from .._jit import njit
 from .coins import exp_coin, geometric_draw
 from .tables import DIGIT_BITS
 

@@ -37,8 +37,8 @@ import os
 from fractions import Fraction
 
 import numpy as np
-from numba import njit
 
+from .._jit import njit
 from ..errors import InputTypeError, InternalError, PrivacyError, ValidationError
 from .coins import bernoulli_exp_neg, laplace_draw, uniform_below
 from .lookup import laplace_add, laplace_one

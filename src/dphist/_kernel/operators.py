@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
-from numba import njit
 
+from .._jit import njit
 from ..errors import ValidationError
 from .budget import as_fraction
 
@@ -135,7 +135,17 @@ def _bucket_of(v: int) -> int:
 
 
 _SMALL = 1 << 16
-_BUCKET_LOOKUP = np.array([0, *(_bucket_of(v) for v in range(1, _SMALL))], dtype=np.uint8)
+def _bucket_table() -> np.ndarray:
+    """:func:`_bucket_of` for every ``v < 2**16`` at once (0 for ``v = 0``)."""
+    v = np.arange(_SMALL, dtype=np.int64)
+    e = np.frexp(v.astype(np.float64))[1].astype(np.int64) - 1  # bit length - 1 (exact)
+    shift = np.maximum(e - 2, 0)
+    out = np.where(v < 4, v - 1, 3 + 4 * (e - 2) + ((v >> shift) & 3))
+    out[0] = 0
+    return out.astype(np.uint8)
+
+
+_BUCKET_LOOKUP = _bucket_table()
 
 
 @njit(cache=True)

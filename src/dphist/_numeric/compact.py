@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
+from .._jit import njit
 from ..errors import ValidationError
 from .segment import check_starts
 
