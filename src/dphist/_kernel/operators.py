@@ -31,6 +31,7 @@ from fractions import Fraction
 import numpy as np
 
 from .._jit import njit
+from .._numeric.wavelet import haar_depth, haar_forward, haar_size
 from ..errors import ValidationError
 from .budget import as_fraction
 
@@ -38,6 +39,7 @@ __all__ = [
     "BlockSums",
     "FourierCoefficients",
     "GroupSums",
+    "HaarSums",
     "Identity",
     "IntervalSums",
     "Query",
@@ -135,6 +137,8 @@ def _bucket_of(v: int) -> int:
 
 
 _SMALL = 1 << 16
+
+
 def _bucket_table() -> np.ndarray:
     """:func:`_bucket_of` for every ``v < 2**16`` at once (0 for ``v = 0``)."""
     v = np.arange(_SMALL, dtype=np.int64)
@@ -362,9 +366,7 @@ def _freeze(query: Query, n: int, **arrays: np.ndarray) -> None:
 
 def _coverage(n: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """How many of the intervals ``[lo, hi)`` cover each bin (difference array)."""
-    delta = np.zeros(n + 1, dtype=np.int64)
-    np.add.at(delta, lo, 1)
-    np.add.at(delta, hi, -1)
+    delta = np.bincount(lo, minlength=n + 1) - np.bincount(hi, minlength=n + 1)
     return np.cumsum(delta[:-1])
 
 
@@ -411,6 +413,39 @@ class SignedIntervalSums(Query):
     def apply(self, x: np.ndarray) -> np.ndarray:
         prefix = _prefix(x)
         return 2 * prefix[self.mid] - prefix[self.lo] - prefix[self.hi]
+
+
+@dataclass(frozen=True)
+class HaarSums(Query):
+    """Privelet's unnormalised Haar coefficients (:mod:`dphist._numeric.wavelet`): the
+    total, then per level of the binary tree over the counts zero-padded to
+    ``2**m`` (``m = ceil(log2 n)``; root level first) the difference between the two
+    halves of every node holding a real bin.
+
+    One record changes the total and, on each of the ``m`` levels, the one difference
+    of the node holding its bin, each by exactly 1: L1 sensitivity ``m + 1``, squared
+    L2 sensitivity ``m + 1``. Answered by pairwise sums, ``O(n)``, no bound arrays.
+    """
+
+    n: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "n", _check_n(self.n))
+
+    @property
+    def size(self) -> int:
+        return haar_size(self.n)
+
+    @property
+    def sensitivity(self) -> Fraction:
+        return Fraction(haar_depth(self.n) + 1)
+
+    @property
+    def sensitivity2(self) -> Fraction:
+        return self.sensitivity
+
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        return haar_forward(np.asarray(x, dtype=np.int64))
 
 
 @dataclass(frozen=True, eq=False)
