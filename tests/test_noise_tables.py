@@ -88,12 +88,14 @@ def test_floor_bits_refuses_an_undecided_interval():
 
 @pytest.mark.parametrize(("t", "s"), [(3, 1), (2000, 3)])
 def test_laplace_thresholds_are_the_exact_192_bit_floors(t, s):
-    """Brute force: every threshold (top table and digits) against the boundary
+    """Brute force: every threshold (top, tail and digit tables) against the boundary
     computed with 120 digits."""
     tables = tb.laplace_tables(t, s)
     got = floors(tables.th)
     top = laplace_bounds(t, s)
     expected = [int(b * (Decimal(2) ** 192)) for b in top]
+    q = (-Decimal(s << (tb.DIGIT_BITS * tables.d)) / Decimal(t)).exp()
+    expected += [int((1 - q**k) * (Decimal(2) ** 192)) for k in range(1, tables.m + 1)]
     p = (-Decimal(s) / Decimal(t)).exp()
     for j in range(tables.d - 1, -1, -1):  # digits, most significant first
         r = p ** (1 << (tb.DIGIT_BITS * j))
@@ -158,7 +160,7 @@ def test_first_units_split_the_unit_interval_as_the_exact_law_does():
     t, s = 30, 1
     tables = tb.laplace_tables(t, s)
     m = tables.m
-    first = tables.th[::UNITS].astype(np.int64)
+    first = tables.th[: (2 * m + 2) * UNITS : UNITS].astype(np.int64)  # the top table
     units = np.arange(1 << 16)
     decided = ~np.isin(units, first)
     outcome = np.searchsorted(first, units, side="left")[decided]
@@ -238,7 +240,8 @@ def test_tails_beyond_the_tables_follow_the_law(monkeypatch):
 @pytest.mark.parametrize("second", ["below", "above", "equal-then-below", "equal-then-above"])
 def test_a_first_unit_tie_is_decided_by_the_next_units(second):
     tables = tb.laplace_tables(5, 1)
-    rows = tables.th.reshape(-1, UNITS)
+    top = tables.th[: (2 * tables.m + 2) * UNITS]  # row 0's thresholds
+    rows = top.reshape(-1, UNITS)
     j = rows.shape[0] // 3
     w0, w1, w2 = (int(x) for x in rows[j, :3])
     nxt = {
@@ -250,7 +253,7 @@ def test_a_first_unit_tie_is_decided_by_the_next_units(second):
     units = np.array([w0, *nxt, 12345], dtype=np.uint16)
     k, pos = lookup.table_index(units, 0, tables.th, tables.cum, tables.shift, 0)
     v = (w0 << 176) + (nxt[0] << 160) + (nxt[1] << 144)
-    assert k == sum(f <= v for f in floors(tables.th))
+    assert k == sum(f <= v for f in floors(top))
     assert pos == (2 if second in ("below", "above") else 3)
     out = np.zeros(1, dtype=np.int64)  # the fast kernel narrows the tie the same way
     assert lookup.laplace_add(units, 0, out, 0, *tables.args)[:2] == (1, pos)

@@ -5,8 +5,9 @@ The tables (:mod:`~dphist._kernel.tables`) are read from a stream of 16-bit unit
 ``out[start:]`` in place and consumes units in stream order: draw ``i`` starts where
 draw ``i - 1`` ended. A draw's first unit usually decides it (no threshold starts in
 its cell); otherwise the thresholds in the cell are compared with it, and on a tie
-with the next units. A tail outcome is finished by the complete one-draw functions
-``*_one``, with exact coins on 64-bit words made of four units each
+with the next units. A Laplace draw beyond its top table continues from a tail table
+(one compiled function draws everything); a Gaussian tail is finished by
+:func:`gaussian_one` with exact coins on 64-bit words made of four units each
 (:func:`pack_words`).
 
 Kernels return ``(next index, next position, status)``: status ``-1`` means the units
@@ -26,6 +27,8 @@ from .coins import exp_coin, geometric_draw
 from .tables import DIGIT_BITS, THRESHOLD_UNITS
 
 __all__ = ["gaussian_add", "gaussian_one", "laplace_add", "laplace_one", "table_index"]
+
+_MAX_Q = (1 << 62) - 2  # |Y| = 1 + 256**D Q + digits stays below 2**62
 
 
 @njit(cache=True)
@@ -94,24 +97,26 @@ def tail_geometric(units, pos, t, s):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def laplace_one(units, pos, th, cum, shift, m, d, t, s_tail):  # pragma: no cover - compiled
-    """One discrete Laplace draw with the complete lookup, tails included:
-    ``(value, next position)``, the reference the fast path of :func:`laplace_add`
-    must agree with."""
+def laplace_one(units, pos, th, cum, shift, m, d):  # pragma: no cover - compiled
+    """One discrete Laplace draw with :func:`table_index`, tails included:
+    ``(value, next position)``, the reference :func:`laplace_add` must agree with."""
     k, pos = table_index(units, pos, th, cum, shift, 0)
     if pos < 0 or k == m + 1:
         return 0, pos
     negative = k <= m
-    if k == 0 or k == 2 * m + 2:  # Q >= m: memoryless, Q - m is geometric again
-        g, pos = tail_geometric(units, pos, t, s_tail)
-        if pos < 0:
-            return 0, pos
-        if g >= (np.int64(1) << np.int64(62 - DIGIT_BITS * d)) - m - 1:
-            return 0, -2  # a magnitude beyond 2**62: probability below e**-64
-        q = m + g
-    else:
-        q = m - k if negative else k - m - 2
-    for r in range(1, d + 1):
+    q = m - k if negative else k - m - 2
+    if k == 0 or k == 2 * m + 2:  # Q >= m: memoryless, Q - m from the tail table
+        q = m
+        while True:
+            g, pos = table_index(units, pos, th, cum, shift, 1)
+            if pos < 0:
+                return 0, pos
+            q += g
+            if g < m:
+                break
+            if q > _MAX_Q >> (DIGIT_BITS * d):
+                return 0, -2
+    for r in range(2, d + 2):
         digit, pos = table_index(units, pos, th, cum, shift, r)
         if pos < 0:
             return 0, pos
@@ -120,31 +125,31 @@ def laplace_one(units, pos, th, cum, shift, m, d, t, s_tail):  # pragma: no cove
 
 
 @njit(cache=True)
-def laplace_add(units, pos, out, start, th, cum, shift, m, d, t, s_tail):  # pragma: no cover
+def laplace_add(units, pos, out, start, th, cum, shift, m, d):  # pragma: no cover
     """Discrete Laplace draws added to ``out[start:]`` (statuses in the module doc).
 
-    Top outcome ``k`` (row 0) is the value ``k - m - 1`` when there are no digits;
-    otherwise it gives the sign and ``Q``, and one lookup per digit (rows ``1..d``)
-    follows. Lookups are :func:`table_index` written out (a call per draw costs more
-    than the draw). A tail outcome (``Q >= m``) is redone by :func:`laplace_one` from
-    the draw's first unit.
+    Each draw reads row 0 (the sign and ``Q``, or zero), the tail row while ``Q >= m``
+    and the ``d`` digit rows, one lookup each: :func:`table_index` written out once
+    for all rows (a call per draw costs more than the draw; one compiled function).
     """
     n = units.shape[0]
     edge = 2 * m + 2
+    last = d + 1
     i = start
     while i < out.shape[0]:
         first = pos
-        y = np.int64(0)
+        row = 0
         sign = np.int64(1)
         q = np.int64(0)
-        for r in range(d + 1):
+        y = np.int64(0)
+        while True:
             if pos >= n:
                 return i, first, -1
             v = units[pos]
             pos += 1
             cell = v >> shift
-            lo = np.int64(cum[r, cell])
-            hi = np.int64(cum[r, cell + 1])
+            lo = np.int64(cum[row, cell])
+            hi = np.int64(cum[row, cell + 1])
             c = 0
             while lo < hi:  # thresholds start in this cell: compare unit by unit
                 while lo < hi and th[lo * THRESHOLD_UNITS + c] < v:
@@ -161,20 +166,35 @@ def laplace_add(units, pos, out, start, th, cum, shift, m, d, t, s_tail):  # pra
                         return i, first, -1
                     v = units[pos]
                     pos += 1
-            if r == 0:
-                y = lo - m - 1  # the value itself when d == 0
-                if lo == 0 or lo == edge:  # Q >= m
-                    y, pos = laplace_one(units, first, th, cum, shift, m, d, t, s_tail)
-                    if pos < 0:
-                        return i, first, pos
-                    break
+            k = lo - cum[row, 0]
+            if row == 0:
+                y = k - m - 1  # the value itself when there is no tail and no digit
+                if k == 0 or k == edge:  # Q >= m
+                    sign = np.int64(-1) if k == 0 else np.int64(1)
+                    q = m
+                    row = 1
+                    continue
                 if d == 0 or y == 0:
                     break
                 sign = np.int64(1) if y > 0 else np.int64(-1)
                 q = sign * y - 1
+                row = 2
+            elif row == 1:  # the tail: Q - m, or m more and again
+                q += k
+                if k == m:
+                    if q > _MAX_Q >> (DIGIT_BITS * d):
+                        return i, first, -2
+                    continue
+                if d == 0:
+                    y = sign * (q + 1)
+                    break
+                row = 2
             else:
-                q = (q << DIGIT_BITS) + (lo - cum[r, 0])
-                y = sign * (q + 1)
+                q = (q << DIGIT_BITS) + k
+                if row == last:
+                    y = sign * (q + 1)
+                    break
+                row += 1
         out[i] += y
         i += 1
     return i, pos, 0

@@ -154,7 +154,7 @@ class GeneratorBits(BitSource):
 
 _WORD64 = frozenset({"PCG64", "PCG64DXSM", "Philox", "SFC64"})  # random_raw gives 64 bits
 _TABLE_MIN = 512  # requests this large use the table sampler ...
-_EAGER_THRESHOLDS = 6_000  # ... built at once up to this size (tens of milliseconds) ...
+_EAGER_THRESHOLDS = 8_000  # ... built at once up to this size (tens of milliseconds) ...
 _DRAWS_PER_THRESHOLD = 16  # ... a bigger one for requests of this many draws a threshold
 
 
@@ -207,8 +207,8 @@ def use_tables(size: int, thresholds: int) -> bool:
 
     Tables are cached per parameter, so repeated requests pay their build once (about
     as long as 15 direct draws a threshold). The Laplace tables have at most about
-    6,000 thresholds, so every request of ``_TABLE_MIN`` draws or more uses them; only
-    the large Gaussian tables (sigma above about 700) wait for requests that amortise
+    8,000 thresholds, so every request of ``_TABLE_MIN`` draws or more uses them; only
+    the large Gaussian tables (sigma above about 950) wait for requests that amortise
     them."""
     return size >= _TABLE_MIN and thresholds <= max(_EAGER_THRESHOLDS, size // _DRAWS_PER_THRESHOLD)
 

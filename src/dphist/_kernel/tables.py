@@ -121,9 +121,9 @@ def _powers(r: Interval, count: int, w: int) -> list[Interval]:
 class LaplaceTables:
     """``|Y| = 1 + 256**D Q + sum_j 256**j d_j`` (or ``Y = 0``); row 0 of ``cum`` draws
     the sign and ``Q < m`` (outcomes ``(-, Q >= m), (-, m-1), ..., (-, 0), 0, (+, 0),
-    ..., (+, m-1), (+, Q >= m)``); rows ``1..D`` the digits, most significant first,
-    each truncated geometric on ``[0, 256)``. ``Q >= m`` continues with ``Q - m``
-    geometric of ratio ``exp(-s_tail/t)`` (memoryless), drawn by exact coins. See
+    ..., (+, m-1), (+, Q >= m)``); row 1, the tail, draws ``Q - m`` when ``Q >= m``
+    (outcomes ``0, ..., m - 1`` and ``>= m``: again); rows ``2..D+1`` the digits, most
+    significant first, each truncated geometric on ``[0, 256)``. See
     :func:`laplace_tables`."""
 
     th: np.ndarray
@@ -131,13 +131,11 @@ class LaplaceTables:
     shift: int
     m: int
     d: int
-    t: int
-    s_tail: int
 
     @cached_property
     def args(self) -> tuple:
         """The kernels' arguments (Python ints: numba dispatches them fastest)."""
-        return self.th, self.cum, self.shift, self.m, self.d, self.t, self.s_tail
+        return self.th, self.cum, self.shift, self.m, self.d
 
 
 @lru_cache(maxsize=256)
@@ -153,7 +151,7 @@ def _laplace_plan(t: int, s: int) -> tuple[int, int]:
 def laplace_size(t: int, s: int) -> int:
     """Thresholds in the tables of scale ``t/s`` (public: sizes the build cost)."""
     d, m = _laplace_plan(t, s)
-    return 2 * m + 2 + ((1 << DIGIT_BITS) - 1) * d
+    return 3 * m + 2 + ((1 << DIGIT_BITS) - 1) * d
 
 
 def _laplace_top(t: int, s: int, d: int, m: int, w: int) -> list[Interval]:
@@ -164,6 +162,12 @@ def _laplace_top(t: int, s: int, d: int, m: int, w: int) -> list[Interval]:
     q_pow = _powers(exp_neg(s << (DIGIT_BITS * d), t, w), m + 1, w)
     left = [imul(h, qk, w) for qk in reversed(q_pow)]
     return left + [one_minus(b, w) for b in reversed(left)]
+
+
+def _laplace_tail(t: int, s: int, d: int, m: int, w: int) -> list[Interval]:
+    """Geometric ``P(G < k) = 1 - q**k`` for k = 1..m (outcome m: ``G >= m`` again)."""
+    q_pow = _powers(exp_neg(s << (DIGIT_BITS * d), t, w), m + 1, w)
+    return [one_minus(qk, w) for qk in q_pow[1:]]
 
 
 def _digit(t: int, s: int, j: int, w: int) -> list[Interval]:
@@ -184,13 +188,16 @@ def laplace_tables(t: int, s: int) -> LaplaceTables:
     digits of a truncated geometric are independent truncated geometrics, and
     ``G div 256**D`` is geometric with ratio ``p**(256**D)``). ``D`` is the least with
     ``t/s <= 256 * 256**D``: one 16-bit unit draws the sign and ``Q``, one unit each
-    digit (a scale up to 256 takes one unit a draw, up to 65,536 two).
+    digit (a scale up to 256 takes one unit a draw, up to 65,536 two); ``Q >= m``
+    (probability about ``2**-12``) continues from the tail table, ``Q - m`` being
+    geometric with ratio ``p**(256**D)`` again (memoryless).
     """
     d, m = _laplace_plan(t, s)
     top = _certified(_laplace_top, t, s, d, m)
+    tail = _certified(_laplace_tail, t, s, d, m)
     digits = [_certified(_digit, t, s, j) for j in range(d - 1, -1, -1)]
-    th, cum, shift = _stacked([top, *digits])
-    return LaplaceTables(th, cum, shift, m, d, t, s << (DIGIT_BITS * d))
+    th, cum, shift = _stacked([top, tail, *digits])
+    return LaplaceTables(th, cum, shift, m, d)
 
 
 # --- discrete Gaussian -----------------------------------------------------------
