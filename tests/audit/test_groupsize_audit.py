@@ -181,6 +181,7 @@ def test_naive_measurement_is_charged_sensitivity_two():
     assert charge.sensitivity == 2 and charge.scale == 2 / Fraction(EPS)
 
 
+@pytest.mark.extended
 def test_full_pipeline_passes_with_power(audit_row):
     res = run_audit(
         pipeline_mechanism("ranked", 1),
@@ -194,6 +195,7 @@ def test_full_pipeline_passes_with_power(audit_row):
     assert res.eps_lb > 0.1, res.summary()
 
 
+@pytest.mark.extended
 def test_selection_passes(audit_row):
     res = run_audit(
         selection_mechanism(1), [SMALL], audit_row, seed=SEED + 2, n_search=150, n_confirm=600
@@ -229,7 +231,7 @@ def test_mutant_is_caught_and_twin_passes(bug, audit_row):
 # --------------------------------------------------------------------------- extended
 
 
-@pytest.mark.audit_extended
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("method", ["naive", "ranked", "cumulative"])
 def test_node_estimators_extended(method, audit_row):
     pairs = [GROW, SHRINK, pair(SIZES, 3, +1, "size 3 -> 4"), pair([4, 4, 1, 5], 0, +1, "to K")]
@@ -239,7 +241,7 @@ def test_node_estimators_extended(method, audit_row):
     assert not res.flagged, res.summary()
 
 
-@pytest.mark.audit_extended
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("method", ["ranked", "cumulative", ["cumulative", "ranked"]])
 def test_pipeline_extended(method, audit_row):
     res = run_audit(
@@ -254,7 +256,7 @@ def test_pipeline_extended(method, audit_row):
     assert res.eps_lb > 0, res.summary()
 
 
-@pytest.mark.audit_extended
+@pytest.mark.exhaustive
 def test_selection_extended(audit_row):
     sel = run_audit(
         selection_mechanism(2),
