@@ -5,13 +5,14 @@ a newly registered method is audited without touching this file.
 
 Standard mode (``pytest -m extended``, which CI runs after the default run; the
 default run audits only the methods in ``QUICK``): each method at epsilon = 1 on 8
-bins and two neighbour pairs -- a decision boundary found by probing the method with common random numbers (spec
-§1.2.2 N2) and one pair of the catalogue (rotating through it across methods) --
-with N_search = 800 and N_confirm = 3,200 runs per side. That is 16,000 runs per
-method, 2-16 s of CPU each (about 0.1-1 ms per run); the file takes about 2.5
-minutes on 2 cores (``pytest -n 2``) and twice that on one. A correct method is
-flagged on a pair with probability at most 1e-6, so this file's false-alarm rate is
-at most ``2 * len(methods) * 1e-6``; with the fixed seeds it is deterministic.
+bins and two neighbour pairs -- a decision boundary found by probing the method with
+common random numbers (spec §1.2.2 N2) and one pair of the catalogue (rotating
+through it across methods) -- with N_search = 800 and N_confirm = 3,200 runs per
+side. That is 16,000 runs per method, 2-16 s of CPU each (about 0.1-1 ms per run);
+the file takes about 2.5 minutes on 2 cores (``pytest -n 2 -m extended``) and twice
+that on one. A correct method is flagged on a pair with probability at most 1e-6, so
+this file's false-alarm rate is at most ``2 * len(methods) * 1e-6``; with the fixed
+seeds it is deterministic.
 
 Exhaustive mode (``pytest -m exhaustive`` or ``EXHAUSTIVE = True`` in conftest.py,
 about 30 minutes on 2 cores): the boundary pair plus five catalogue pairs at
