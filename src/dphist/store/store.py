@@ -358,6 +358,11 @@ class BudgetStore:
     def close(self) -> None:
         self._db.close()
 
+    def __del__(self) -> None:  # a store left open closes with its last reference
+        db = getattr(self, "_db", None)
+        if db is not None:
+            db.close()
+
     def __enter__(self) -> BudgetStore:
         return self
 
