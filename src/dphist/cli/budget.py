@@ -70,12 +70,15 @@ BudgetStoreOption = Annotated[
 ]
 
 DEFINITIONS = {"pure": "pure epsilon-DP", "zcdp": "rho-zCDP"}
+UNRELEASED = "no release recorded: interrupted or failed after its charge, which stands"
 
 
-def _named(store: BudgetStore, name: str, option: str = "'NAME'") -> StoredBudget:
+def _named(
+    store: BudgetStore, name: str, option: str = "'NAME'", check: bool = True
+) -> StoredBudget:
     """The budget ``name``; an unknown name is a usage error, a failed check is not."""
     try:
-        return store.budget(name)
+        return store.budget(name, check=check)
     except StoreIntegrityError:
         raise
     except StoreError as exc:
@@ -152,21 +155,22 @@ def _columns(rows: list[list[str]]) -> list[str]:
 
 
 def _entry_rows(entries: list[Entry], status: Status) -> list[list[str]]:
-    header = ["#", "time (UTC)", "method", status.unit, "release", "files"]
-    rows = [header]
+    rows = [["#", "time (UTC)", "method", status.unit, "release", "files"]]
     definition = status.definition.definition
+    amounts: dict[tuple, str] = {}  # amounts repeat: format each once
     for e in entries:
+        key = (e.definition, e.charged.numerator, e.charged.denominator, e.amount.numerator,
+               e.amount.denominator)  # fmt: skip
+        amount = amounts.get(key) or amounts.setdefault(key, _amount(e, definition))
+        time = e.time[:19].replace("T", " ")
+        if not e.released:
+            rows.append([str(e.seq), time, e.method, amount, "-", UNRELEASED])
+            continue
         method = e.method
-        if e.released and e.release_method and e.release_method != e.method:
-            method = f"{e.method} -> {e.release_method}"
-        if e.released:
-            shown = ", ".join(e.files) if e.files else "(none written)"
-            release = (e.digest or "")[:16]
-        else:
-            shown = "no release recorded: interrupted or failed after its charge, which stands"
-            release = "-"
-        time = e.time.replace("T", " ").removesuffix("Z")[:19]
-        rows.append([str(e.seq), time, method, _amount(e, definition), release, shown])
+        if e.release_method and e.release_method != method:
+            method = f"{method} -> {e.release_method}"
+        files = ", ".join(e.files) if e.files else "(none written)"
+        rows.append([str(e.seq), time, method, amount, (e.digest or "")[:16], files])
     return rows
 
 
@@ -214,10 +218,8 @@ def _write(lines: list[str]) -> None:
 def show(name: Name, store: Store = None, as_json: Json = False) -> None:
     """A budget's cap, spent and remaining, and one line per release."""
     with BudgetStore(store, create=False) as opened:
-        stored = _named(opened, name)
-        entries = stored.entries()
-        spent = sum((e.charged for e in entries), Fraction(0))
-        status = Status(name, stored.definition, spent, len(entries), stored.created)
+        stored = _named(opened, name, check=False)  # history() checks the chain
+        status, entries = stored.history()
         if as_json:
             record = {**_status_json(status), "store": opened.location}
             _write([json.dumps({**record, "entries": [_entry_json(e) for e in entries]})])

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -90,8 +90,7 @@ class Status:
         return self.definition.name
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One charge of a stored budget and, once its files were written, its release.
 
     ``amount`` is what the release spends under its own ``definition`` ("pure" or
@@ -213,7 +212,11 @@ class StoredBudget:
     def entries(self) -> list[Entry]:
         """Every charge in order, with its release where one was recorded (the whole
         chain is checked first)."""
-        return self.store._entries(self)
+        return self.history()[1]
+
+    def history(self) -> tuple[Status, list[Entry]]:
+        """The budget's status and every charge, read together (chain checked)."""
+        return self.store._history(self)
 
     def __repr__(self) -> str:
         return (

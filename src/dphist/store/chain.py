@@ -2,11 +2,16 @@
 
 A budget's *genesis* hash binds its store, name, definition, cap and creation time.
 Charge ``k``'s hash binds the hash before it (the genesis for the first) and every
-field of its row, including the running total spent after it; a release's hash binds
-its charge's hash and the release's fields. The budget's own row keeps the number of
+field of its row, including the total spent after it; a release's hash binds its
+charge's hash and the release's fields. The budget's own row keeps the number of
 charges and the last hash (the *head*). So a changed, removed, reordered or inserted
 charge, a raised cap, a cut tail and an edited release all fail :func:`verify_charges`
-or :func:`verify_release`.
+or :func:`verify_releases`; so does a chain whose charges do not add up to its total
+or go above its cap.
+
+Fields are joined with the unit separator (U+001F), which no field may hold: names,
+method labels and times are checked when written, file lists and ledgers are JSON
+(which escapes control characters), the rest are digits and hex.
 
 The chain finds corruption and hand edits; it is not a signature: whoever can write
 the store and recompute SHA-256 can forge it, so guard the store itself with file
@@ -18,10 +23,12 @@ must read back to the very same text.
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from hashlib import sha256
+from typing import NamedTuple
 
 from ..errors import PrivacyError, StoreIntegrityError
 
@@ -35,18 +42,22 @@ __all__ = [
     "genesis",
     "row_hash",
     "verify_charges",
-    "verify_release",
+    "verify_releases",
 ]
+
+SEP = "\x1f"
+
+
+class Broken(Exception):
+    """One problem found by the check (turned into one line by the store)."""
 
 
 def row_hash(*fields: object) -> str:
-    """SHA-256 of the fields, each length-prefixed so no two field lists collide."""
-    h = hashlib.sha256()
-    for field in fields:
-        data = str(field).encode("utf-8", "surrogatepass")
-        h.update(b"%d:" % len(data))
-        h.update(data)
-    return h.hexdigest()
+    """SHA-256 of the fields joined by :data:`SEP` (which none of them may hold)."""
+    text = SEP.join(map(str, fields))
+    if text.count(SEP) != len(fields) - 1:
+        raise ValueError("a budget store field cannot hold the unit separator U+001F")
+    return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def genesis(store_id: str, name: str, definition: str, cap: str, created: str) -> str:
@@ -81,13 +92,8 @@ def exact(text: object, what: str) -> Fraction:
     return value
 
 
-class Broken(Exception):
-    """One problem found by the check (turned into one line by the store)."""
-
-
-@dataclass(frozen=True)
-class ChargeRow:
-    """One row of ``dphist_charges``, as stored."""
+class ChargeRow(NamedTuple):
+    """One row of ``dphist_charges``, as stored (the query's column order)."""
 
     seq: int
     at: str
@@ -117,54 +123,78 @@ class Tail:
 
 
 def verify_charges(
-    name: str, definition: str, cap: Fraction, rows: Iterable[ChargeRow], start: Tail
+    name: str, definition: str, cap: Fraction, rows: Sequence[tuple], start: Tail
 ) -> Tail:
-    """Follow the chain from ``start`` through ``rows`` (in order; when ``start`` is a
-    charge, ``rows`` begin with it again and it must be unchanged); the new tail, or
-    :class:`Broken` naming the first charge that fails."""
-    seq, previous, spent, before = start.seq, start.hash, start.spent, start.previous
-    rows = iter(rows)
+    """Follow the chain from ``start`` through ``rows`` (:class:`ChargeRow` fields, in
+    order; when ``start`` is a charge, ``rows`` begin with it again and it must be
+    unchanged); the new tail, or :class:`Broken` naming the first charge that fails.
+
+    Every hash is recomputed; the charges must cost what their amounts say and add up
+    to the last one's total, within the cap. (Each row's total is bound by its hash;
+    only the last is added up, which is what the cap depends on.)
+    """
+    seq, previous, before = start.seq, start.hash, start.previous
     if seq > 0:
-        row = next(rows, None)
-        if row is None or row.seq != seq:
+        if not rows or rows[0][0] != seq:
             raise Broken(f"charge {seq} of budget {name!r} is missing")
-        if (
-            row.hash != previous
-            or row.expected(before, name) != previous
-            or row.spent != str(spent)
-        ):
+        first = ChargeRow._make(rows[0])
+        if first.hash != previous or first.expected(before, name) != previous:
             raise Broken(f"charge {seq} of budget {name!r} does not match its hash (edited)")
-    for row in rows:
-        where = f"charge {row.seq} of budget {name!r}"
-        if row.seq != seq + 1:
-            raise Broken(f"charge {seq + 1} of budget {name!r} is missing")
-        if row.hash != row.expected(previous, name):
-            raise Broken(f"{where} does not match its hash (edited or corrupted)")
-        amount = exact(row.amount, where)
-        charged = exact(row.charged, where)
-        if row.definition not in ("pure", "zcdp"):
-            raise Broken(f"{where} names an unknown definition")
+        if first.spent != str(start.spent):
+            raise Broken(f"charge {seq} of budget {name!r} does not add up")
+        rows = rows[1:]
+    tail = start
+    if rows:
+        for k, (at_seq, *fields, stored) in enumerate(rows, seq + 1):
+            if at_seq != k:
+                raise Broken(f"charge {k} of budget {name!r} is missing")
+            text = SEP.join((previous, name, str(k), *fields))
+            if sha256(text.encode("utf-8", "surrogatepass")).hexdigest() != stored or (
+                text.count(SEP) != 8
+            ):
+                raise Broken(f"charge {k} of budget {name!r} does not match its hash (edited)")
+            before, previous = previous, stored
+        spent = start.spent + _total(name, definition, rows)
+        last = ChargeRow._make(rows[-1])
+        if last.spent != str(spent):
+            raise Broken(f"the charges of budget {name!r} do not add up to its total")
+        tail = Tail(last.seq, previous, spent, before)
+    if tail.spent > cap:
+        raise Broken(f"budget {name!r} is charged above its cap")
+    return tail
+
+
+def _total(name: str, definition: str, rows: Iterable[tuple]) -> Fraction:
+    """The sum of the charges, each checked to cost what its amount says."""
+    total = Fraction(0)
+    kinds = Counter((r[3], r[4], r[5]) for r in rows)  # definition, amount, charged
+    for (release, amount_text, charged), count in kinds.items():
+        where = f"a charge of budget {name!r} ({release} {amount_text})"
+        amount = exact(amount_text, where)
+        if release not in ("pure", "zcdp") or amount <= 0:
+            raise Broken(f"{where} names no valid release")
         try:
-            due = cost(definition, row.definition, amount, name)
+            due = cost(definition, release, amount, name)
         except PrivacyError:
             raise Broken(f"{where} is a zCDP release on a pure budget") from None
-        spent += charged
-        if charged != due or amount <= 0 or exact(row.spent, where) != spent:
-            raise Broken(f"{where} does not add up")
-        if spent > cap:
-            raise Broken(f"budget {name!r} is charged above its cap")
-        seq, previous, before = row.seq, row.hash, previous
-    return Tail(seq, previous, spent, before)
+        if charged != str(due):
+            raise Broken(f"{where} does not cost what it says")
+        total += due * count
+    return total
 
 
-def verify_release(
-    name: str, charge_hash: str | None, seq: int, fields: tuple, stored: str
-) -> None:
-    """A release row must follow an existing charge and match its hash."""
-    if charge_hash is None:
-        raise Broken(f"a release of budget {name!r} has no charge {seq}")
-    if row_hash(charge_hash, *fields) != stored:
-        raise Broken(f"the release of charge {seq} of budget {name!r} does not match its hash")
+def verify_releases(name: str, hashes: dict[int, str], releases: Iterable[tuple]) -> None:
+    """Each release row (seq, fields..., hash) must follow an existing charge
+    (``hashes``: seq to charge hash) and match its hash."""
+    for seq, *fields, stored in releases:
+        charge_hash = hashes.get(seq)
+        if charge_hash is None:
+            raise Broken(f"a release of budget {name!r} has no charge {seq}")
+        text = SEP.join((charge_hash, *fields))
+        if sha256(text.encode("utf-8", "surrogatepass")).hexdigest() != stored or (
+            text.count(SEP) != len(fields)
+        ):
+            raise Broken(f"the release of charge {seq} of budget {name!r} does not match its hash")
 
 
 def failed(where: str, problem: Broken | str) -> StoreIntegrityError:

@@ -29,7 +29,7 @@ from .chain import (
     genesis,
     row_hash,
     verify_charges,
-    verify_release,
+    verify_releases,
 )
 
 __all__ = ["BudgetStore", "checked_name"]
@@ -158,14 +158,17 @@ class BudgetStore:
         self._tails[name] = Tail(0, first, Fraction(0))
         return stored
 
-    def budget(self, name: str) -> StoredBudget:
-        """The budget ``name``, its whole chain checked."""
+    def budget(self, name: str, *, check: bool = True) -> StoredBudget:
+        """The budget ``name``, its whole chain checked (``check=False`` leaves that to
+        the first charge, which then walks the chain under its lock, or to
+        :meth:`StoredBudget.entries`)."""
         with self._db.transaction(write=False):
             row = self._db.rows(f"{_BUDGET} WHERE name = ?", (str(name),))
             if not row:
                 raise StoreError(self._unknown(name))
             stored = StoredBudget(self, str(name), row[0])
-            self._verify(stored, row[0], *self._chain(stored.name))
+            if check:
+                self._verify(stored, row[0], *self._chain(stored.name))
         return stored
 
     __getitem__ = budget
@@ -213,8 +216,9 @@ class BudgetStore:
 
     # ------------------------------------------------------------------ chain
 
-    def _chain(self, name: str) -> tuple[list[ChargeRow], list[tuple]]:
-        charges = [ChargeRow(*r) for r in self._db.rows(f"{_CHARGES} ORDER BY seq", (name,))]
+    def _chain(self, name: str) -> tuple[list[tuple], list[tuple]]:
+        """All the charges (:class:`ChargeRow` fields) and releases of one budget."""
+        charges = self._db.rows(f"{_CHARGES} ORDER BY seq", (name,))
         releases = self._db.rows(
             "SELECT seq, method, files, digest, ledger, hash FROM dphist_releases "
             "WHERE budget = ? ORDER BY seq",
@@ -223,7 +227,7 @@ class BudgetStore:
         return charges, releases
 
     def _verify(
-        self, stored: StoredBudget, row: tuple, charges: list[ChargeRow], releases: list[tuple]
+        self, stored: StoredBudget, row: tuple, charges: list[tuple], releases: list[tuple]
     ) -> Tail:
         """Check one budget's whole chain and releases (inside a read transaction)."""
         definition, cap, created, first, count, head = row
@@ -234,9 +238,7 @@ class BudgetStore:
             start = Tail(0, first, Fraction(0))
             tail = verify_charges(name, definition, exact(cap, "a cap"), charges, start)
             _check_head(name, tail, count, head)
-            hashes = {c.seq: c.hash for c in charges}
-            for seq, *fields, stored_hash in releases:
-                verify_release(name, hashes.get(seq), seq, tuple(fields), stored_hash)
+            verify_releases(name, {c[0]: c[7] for c in charges}, releases)
         except Broken as problem:
             raise failed(self.location, problem) from None
         self._tails[name] = tail
@@ -273,7 +275,7 @@ class BudgetStore:
             start = self._tails.get(name) or Tail(0, row[3], Fraction(0))
             newer = self._db.rows(f"{_CHARGES} AND seq >= ? ORDER BY seq", (name, start.seq))
             try:
-                tail = verify_charges(name, row[0], stored.cap, map(_as_row, newer), start)
+                tail = verify_charges(name, row[0], stored.cap, newer, start)
                 _check_head(name, tail, row[4], row[5])
             except Broken as problem:
                 raise failed(self.location, problem) from None
@@ -322,7 +324,8 @@ class BudgetStore:
             "spent": str(spent),
             "charges": [c.to_dict() for c in release.ledger],
         }
-        fields = (method, json.dumps(files), release_digest(release), json.dumps(ledger))
+        compact = {"separators": (",", ":")}
+        fields = (method, json.dumps(files), release_digest(release), json.dumps(ledger, **compact))
         try:
             with self._db.transaction(write=True):
                 self._db.run(
@@ -335,23 +338,26 @@ class BudgetStore:
                 f"charge {grant.seq} of budget {grant.budget.name!r} already has its release"
             ) from None
 
-    def _entries(self, stored: StoredBudget) -> list[Entry]:
+    def _history(self, stored: StoredBudget) -> tuple[Status, list[Entry]]:
         with self._db.transaction(write=False):
             row = self._current(stored)
             charges, releases = self._chain(stored.name)
-            self._verify(stored, row, charges, releases)
-        released = {r[0]: r for r in releases}
+            tail = self._verify(stored, row, charges, releases)
+        # every file list in one JSON document: one parse for them all
+        files = json.loads(f"[{','.join(r[2] for r in releases)}]")
+        released = {r[0]: (r[1], tuple(f), r[3]) for r, f in zip(releases, files, strict=True)}
+        number: dict[str, Fraction] = {}  # amounts repeat: read each text once
         out = []
-        for c in charges:
-            r = released.get(c.seq)
-            out.append(
-                Entry(
-                    c.seq, c.at, c.method, c.definition, Fraction(c.amount), Fraction(c.charged),
-                    r is not None, r[1] if r else None, tuple(json.loads(r[2])) if r else (),
-                    r[3] if r else None,
-                )
-            )  # fmt: skip
-        return out
+        for seq, at, method, definition, amount, charged, _, _ in charges:
+            r = released.get(seq)
+            a = number.get(amount) or number.setdefault(amount, Fraction(amount))
+            c = number.get(charged) or number.setdefault(charged, Fraction(charged))
+            if r is None:
+                out.append(Entry(seq, at, method, definition, a, c, False, None, (), None))
+            else:
+                out.append(Entry(seq, at, method, definition, a, c, True, *r))
+        status = Status(stored.name, stored.definition, tail.spent, tail.seq, stored.created)
+        return status, out
 
     # ------------------------------------------------------------------ lifetime
 
@@ -374,10 +380,6 @@ class BudgetStore:
 
     def __reduce__(self):
         raise TypeError("a budget store holds a connection; open it in each process")
-
-
-def _as_row(row: tuple) -> ChargeRow:
-    return ChargeRow(*row)
 
 
 def _check_head(name: str, tail: Tail, count: int, head: str) -> None:
