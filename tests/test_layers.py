@@ -38,7 +38,7 @@ ALLOWED: dict[str, set[str]] = {
     "accuracy": {"errors", "methods", "session", "uncertainty", "workloads"},
     "groupsize": {"errors", "_kernel", "_numeric", "guarantee"},
     "ingest": {"errors", "_kernel", "groupsize"},
-    "records": {"errors", "_kernel", "ingest", "methods", "release", "session"},
+    "records": {"errors", "_kernel", "ingest", "methods", "release", "session", "store"},
     "export": {"errors", "_io", "ingest", "release"},
     "plot": {"errors", "_io", "release"},
     "metrics": {"errors", "workloads"},

@@ -119,3 +119,25 @@ def test_a_release_that_fails_after_its_charge_keeps_it_spent(store, monkeypatch
 def test_budget_must_be_a_stored_budget():
     with pytest.raises(InputTypeError, match="stored budget"):
         dh.publish(COUNTS, epsilon=0.5, method="identity", budget=dh.PureDP(1))
+
+
+def test_histogram_is_charged_before_it_counts(store, monkeypatch):
+    from dphist import ingest
+
+    census = store.create("census", epsilon=1)
+    counted = []
+    real = ingest.count_values
+
+    def spy(*args, **kwargs):
+        counted.append(census.status().charges)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ingest, "count_values", spy)
+    ages = [3, 17, 17, 42, 88]
+    rel = dh.histogram(ages, domain="0:100:10", epsilon=0.5, method="identity", budget=census)
+    assert counted == [1]
+    [entry] = census.entries()
+    assert entry.released and entry.digest == release_digest(rel)
+    with pytest.raises(BudgetExceededError):
+        dh.histogram(ages, domain="0:100:10", epsilon=1, method="identity", budget=census)
+    assert counted == [1]
