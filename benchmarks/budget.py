@@ -42,7 +42,7 @@ import numpy as np
 from dphist import cli
 from dphist.errors import BudgetExceededError
 from dphist.store import BudgetStore
-from dphist.store.chain import ChargeRow, row_hash
+from dphist.store.chain import ChargeRow, row_hash, text_hash
 
 CONTEXT = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
 
@@ -206,8 +206,25 @@ def kills(folder: Path, runs: int, rows: int = 200_000) -> None:
 # ------------------------------------------------------------------ charge cost
 
 
-def charge_cost(locations: dict[str, str], n: int = 300) -> None:
+def fsync_cost(folder: Path, n: int = 300) -> list[float]:
+    """Seconds of one fsync after a 4 KiB write here: the floor of any durable commit."""
+    seconds = []
+    fd = os.open(folder / "fsync.bin", os.O_WRONLY | os.O_CREAT)
+    try:
+        for _ in range(n):
+            os.write(fd, b"x" * 4096)
+            t0 = time.perf_counter()
+            os.fsync(fd)
+            seconds.append(time.perf_counter() - t0)
+    finally:
+        os.close(fd)
+    return seconds
+
+
+def charge_cost(locations: dict[str, str], folder: Path, n: int = 300) -> None:
     print(f"\nDurable charge: median of {n} charges on an open store")
+    q = np.quantile(fsync_cost(folder, n), [0.5, 0.9]) * 1e3
+    print(f"  {'fsync':<10} median {q[0]:.2f} ms, 90th percentile {q[1]:.2f} ms (4 KiB, this disk)")
     for backend, location in locations.items():
         with BudgetStore(location) as store:
             budget = store.create(f"cost-{time.time_ns()}", epsilon=n)
@@ -243,15 +260,15 @@ def build(path: Path, releases: int) -> None:
                             row.charged, row.spent, previous))  # fmt: skip
             files = json.dumps([f"/data/releases/ages-{seq}.csv",
                                 f"/data/releases/ages-{seq}.csv.ledger.json"])  # fmt: skip
-            fields = ("H", files, f"{seq:064x}", ledger)
-            records.append(("big", seq, *fields, row_hash(previous, *fields)))
+            fields = ("H", files, f"{seq:064x}", text_hash(ledger))
+            records.append(("big", seq, *fields, row_hash(previous, *fields), ledger))
         with db.transaction(write=True):
             db.con.executemany(
                 "INSERT INTO dphist_charges VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", charges
             )
             db.con.executemany(
-                "INSERT INTO dphist_releases (budget, seq, method, files, digest, ledger, hash) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO dphist_releases (budget, seq, method, files, digest, ledger_hash, "
+                "hash, ledger) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 records,
             )
             db.run(
@@ -316,7 +333,7 @@ def main() -> None:
         if "races" in parts:
             races(locations, args.repeats)
         if "charge" in parts:
-            charge_cost(locations)
+            charge_cost(locations, folder)
         if "show" in parts:
             show(folder, args.releases)
         if "kills" in parts:

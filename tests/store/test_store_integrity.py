@@ -49,6 +49,7 @@ EDITS = {
     "head moved back": "UPDATE dphist_budgets SET charges = 4 WHERE name = 'census'",
     "release files edited": "UPDATE dphist_releases SET files = '[]'",
     "release moved": "UPDATE dphist_releases SET seq = 2",
+    "ledger edited": "UPDATE dphist_releases SET ledger = '{}'",
     "charge method edited": "UPDATE dphist_charges SET method = 'uniform' WHERE seq = 1",
 }
 

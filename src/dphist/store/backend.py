@@ -65,6 +65,7 @@ SCHEMA = (
         files TEXT NOT NULL,
         digest TEXT NOT NULL,
         ledger TEXT NOT NULL,
+        ledger_hash TEXT NOT NULL,
         hash TEXT NOT NULL,
         PRIMARY KEY (budget, seq),
         FOREIGN KEY (budget, seq) REFERENCES dphist_charges (budget, seq))""",

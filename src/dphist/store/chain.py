@@ -41,7 +41,9 @@ __all__ = [
     "failed",
     "genesis",
     "row_hash",
+    "text_hash",
     "verify_charges",
+    "verify_ledgers",
     "verify_releases",
 ]
 
@@ -195,6 +197,17 @@ def verify_releases(name: str, hashes: dict[int, str], releases: Iterable[tuple]
             text.count(SEP) != len(fields)
         ):
             raise Broken(f"the release of charge {seq} of budget {name!r} does not match its hash")
+
+
+def text_hash(text: str) -> str:
+    return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def verify_ledgers(name: str, ledgers: Iterable[tuple]) -> None:
+    """Each stored ledger (seq, text, hash) must match the hash its release binds."""
+    for seq, text, stored in ledgers:
+        if text_hash(text) != stored:
+            raise Broken(f"the ledger of charge {seq} of budget {name!r} does not match its hash")
 
 
 def failed(where: str, problem: Broken | str) -> StoreIntegrityError:

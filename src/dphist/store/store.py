@@ -28,7 +28,9 @@ from .chain import (
     failed,
     genesis,
     row_hash,
+    text_hash,
     verify_charges,
+    verify_ledgers,
     verify_releases,
 )
 
@@ -168,7 +170,7 @@ class BudgetStore:
                 raise StoreError(self._unknown(name))
             stored = StoredBudget(self, str(name), row[0])
             if check:
-                self._verify(stored, row[0], *self._chain(stored.name))
+                self._verify(stored, row[0], *self._chain(stored.name), self._ledgers(stored.name))
         return stored
 
     __getitem__ = budget
@@ -191,7 +193,7 @@ class BudgetStore:
                 "FROM dphist_budgets ORDER BY name"
             ):
                 stored = StoredBudget(self, name, tuple(row))
-                tail = self._verify(stored, tuple(row), *self._chain(name))
+                tail = self._verify(stored, tuple(row), *self._chain(name), self._ledgers(name))
                 out.append(Status(name, stored.definition, tail.spent, tail.seq, stored.created))
         return out
 
@@ -220,16 +222,27 @@ class BudgetStore:
         """All the charges (:class:`ChargeRow` fields) and releases of one budget."""
         charges = self._db.rows(f"{_CHARGES} ORDER BY seq", (name,))
         releases = self._db.rows(
-            "SELECT seq, method, files, digest, ledger, hash FROM dphist_releases "
+            "SELECT seq, method, files, digest, ledger_hash, hash FROM dphist_releases "
             "WHERE budget = ? ORDER BY seq",
             (name,),
         )
         return charges, releases
 
+    def _ledgers(self, name: str) -> list[tuple]:
+        return self._db.rows(
+            "SELECT seq, ledger, ledger_hash FROM dphist_releases WHERE budget = ?", (name,)
+        )
+
     def _verify(
-        self, stored: StoredBudget, row: tuple, charges: list[tuple], releases: list[tuple]
+        self,
+        stored: StoredBudget,
+        row: tuple,
+        charges: list[tuple],
+        releases: list[tuple],
+        ledgers: list[tuple] = (),
     ) -> Tail:
-        """Check one budget's whole chain and releases (inside a read transaction)."""
+        """Check one budget's whole chain and releases, and the ``ledgers`` given
+        (inside a read transaction; ``show`` prints no ledger and reads none)."""
         definition, cap, created, first, count, head = row
         name = stored.name
         try:
@@ -239,6 +252,7 @@ class BudgetStore:
             tail = verify_charges(name, definition, exact(cap, "a cap"), charges, start)
             _check_head(name, tail, count, head)
             verify_releases(name, {c[0]: c[7] for c in charges}, releases)
+            verify_ledgers(name, ledgers)
         except Broken as problem:
             raise failed(self.location, problem) from None
         self._tails[name] = tail
@@ -324,14 +338,14 @@ class BudgetStore:
             "spent": str(spent),
             "charges": [c.to_dict() for c in release.ledger],
         }
-        compact = {"separators": (",", ":")}
-        fields = (method, json.dumps(files), release_digest(release), json.dumps(ledger, **compact))
+        text = json.dumps(ledger, separators=(",", ":"))
+        fields = (method, json.dumps(files), release_digest(release), text_hash(text))
         try:
             with self._db.transaction(write=True):
                 self._db.run(
-                    "INSERT INTO dphist_releases (budget, seq, method, files, digest, ledger, "
-                    "hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (grant.budget.name, grant.seq, *fields, row_hash(grant.hash, *fields)),
+                    "INSERT INTO dphist_releases (budget, seq, method, files, digest, "
+                    "ledger_hash, hash, ledger) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (grant.budget.name, grant.seq, *fields, row_hash(grant.hash, *fields), text),
                 )
         except self._db.duplicate:
             raise StoreError(
