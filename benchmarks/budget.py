@@ -206,35 +206,33 @@ def kills(folder: Path, runs: int, rows: int = 200_000) -> None:
 # ------------------------------------------------------------------ charge cost
 
 
-def fsync_cost(folder: Path, n: int = 300) -> list[float]:
-    """Seconds of one fsync after a 4 KiB write here: the floor of any durable commit."""
-    seconds = []
+def charge_cost(locations: dict[str, str], folder: Path, n: int = 300) -> None:
+    """One fsync of a 4 KiB write in the same folder (the floor of any durable commit)
+    and one charge on each backend, in turn, ``n`` times: all see the same load."""
+    print(f"\nDurable charge: median of {n} charges on an open store, beside one fsync")
+    stack = contextlib.ExitStack()
+    budgets = {
+        backend: stack.enter_context(BudgetStore(location)).create(
+            f"cost-{time.time_ns()}", epsilon=n
+        )
+        for backend, location in locations.items()
+    }
+    seconds: dict[str, list[float]] = {"fsync": [], **{b: [] for b in budgets}}
     fd = os.open(folder / "fsync.bin", os.O_WRONLY | os.O_CREAT)
-    try:
+    with stack:
         for _ in range(n):
             os.write(fd, b"x" * 4096)
             t0 = time.perf_counter()
             os.fsync(fd)
-            seconds.append(time.perf_counter() - t0)
-    finally:
-        os.close(fd)
-    return seconds
-
-
-def charge_cost(locations: dict[str, str], folder: Path, n: int = 300) -> None:
-    print(f"\nDurable charge: median of {n} charges on an open store")
-    q = np.quantile(fsync_cost(folder, n), [0.5, 0.9]) * 1e3
-    print(f"  {'fsync':<10} median {q[0]:.2f} ms, 90th percentile {q[1]:.2f} ms (4 KiB, this disk)")
-    for backend, location in locations.items():
-        with BudgetStore(location) as store:
-            budget = store.create(f"cost-{time.time_ns()}", epsilon=n)
-            seconds = []
-            for _ in range(n):
+            seconds["fsync"].append(time.perf_counter() - t0)
+            for backend, budget in budgets.items():
                 t0 = time.perf_counter()
                 budget.charge(epsilon="1/1000", method="H")
-                seconds.append(time.perf_counter() - t0)
-        q = np.quantile(seconds, [0.5, 0.9]) * 1e3
-        print(f"  {backend:<10} median {q[0]:.2f} ms, 90th percentile {q[1]:.2f} ms")
+                seconds[backend].append(time.perf_counter() - t0)
+    os.close(fd)
+    for what, times in seconds.items():
+        q = np.quantile(times, [0.5, 0.9]) * 1e3
+        print(f"  {what:<10} median {q[0]:.2f} ms, 90th percentile {q[1]:.2f} ms")
 
 
 # ------------------------------------------------------------------ show
