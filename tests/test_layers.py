@@ -31,11 +31,14 @@ ALLOWED: dict[str, set[str]] = {
     "definitions": {"errors", "_kernel"},
     "uncertainty": {"errors", "_numeric", "workloads"},
     "release": {"errors", "_kernel", "uncertainty"},
-    "session": {"errors", "_kernel", "methods", "guarantee", "release", "definitions"},
+    "store": {"errors", "_kernel", "definitions"},
+    "session": {
+        "errors", "_kernel", "methods", "guarantee", "release", "definitions", "store",
+    },
     "accuracy": {"errors", "methods", "session", "uncertainty", "workloads"},
     "groupsize": {"errors", "_kernel", "_numeric", "guarantee"},
     "ingest": {"errors", "_kernel", "groupsize"},
-    "records": {"errors", "_kernel", "ingest", "methods", "release", "session"},
+    "records": {"errors", "_kernel", "ingest", "methods", "release", "session", "store"},
     "export": {"errors", "_io", "ingest", "release"},
     "plot": {"errors", "_io", "release"},
     "metrics": {"errors", "workloads"},
@@ -45,6 +48,7 @@ ALLOWED: dict[str, set[str]] = {
     "cli": {
         "errors", "_kernel", "accuracy", "export", "groupsize", "ingest", "methods", "plot",
         "release", "resources", "session", "synthetic", "uncertainty", "__init__", "lab",
+        "store",
     },
     "lab": {
         "errors", "_io", "_kernel", "_numeric", "blocks", "methods", "session", "release",
@@ -53,7 +57,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     "__init__": {
         "errors", "_kernel", "accuracy", "datasets", "definitions", "export", "groupsize",
-        "ingest", "methods", "metrics", "records", "release", "session", "synthetic",
+        "ingest", "methods", "metrics", "records", "release", "session", "store", "synthetic",
         "uncertainty", "workloads",
     },
     "__main__": {"cli"},

@@ -42,13 +42,15 @@ def test_readme_python_snippets_run(tmp_path, monkeypatch):
 
 
 def test_readme_publish_commands_run(tmp_path, monkeypatch, capsys):
-    """Every ``dphist publish`` line of the README, on small files with its columns."""
+    """Every ``dphist publish`` and ``dphist budget`` line of the README, in order, on
+    small files with its columns and a budget store of their own."""
     import duckdb
     import numpy as np
 
     from dphist import cli
 
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DPHIST_BUDGET_STORE", str(tmp_path / "budgets.sqlite"))
     rng = np.random.default_rng(0)
     ages, ids = rng.integers(0, 100, 300), rng.integers(0, 50, 300)
     rows = [f"{a},p{p}" for a, p in zip(ages, ids, strict=True)]
@@ -59,7 +61,7 @@ def test_readme_publish_commands_run(tmp_path, monkeypatch, capsys):
         line.split("#")[0].split()
         for block in _blocks("bash")
         for line in block.splitlines()
-        if line.startswith("dphist publish")
+        if line.startswith(("dphist publish", "dphist budget"))
     ]
     assert len(lines) >= 3
     for args in lines:

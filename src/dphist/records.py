@@ -16,6 +16,7 @@ from .errors import ValidationError
 from .methods import get_method
 from .release import Release
 from .session import publish
+from .store import stored_cost
 
 __all__ = ["histogram"]
 
@@ -51,6 +52,7 @@ def histogram(
     rng: object = None,
     strict: bool = False,
     column: str | None = None,
+    budget: object = None,
     **params: Any,
 ) -> Release:
     """Publish a histogram of raw records over public bins.
@@ -78,6 +80,8 @@ def histogram(
         ``values`` may be a PySpark DataFrame: ``column`` names the values and
         ``privacy_unit`` a column of unit ids; binning and counting run in Spark and
         only the counts reach this process (:mod:`dphist.ingest.spark`).
+    budget : a stored budget (``dh.BudgetStore(...).budget(name)``)
+        Charged for ``epsilon`` before any record is counted; it records the release.
 
     Missing, invalid and (with ``outside="drop"``) out-of-domain values are dropped by
     the public rules of :mod:`dphist.ingest.count`, never reported.
@@ -96,6 +100,7 @@ def histogram(
     validate_epsilon(epsilon)
     noise_source(rng)
     _check_method(method, params)
+    grant = _charge_first(budget, epsilon, method)
     if ingest.is_spark_frame(values):
         counts = ingest.count(
             values, bins, column=column, outside=policy, privacy_unit=privacy_unit,
@@ -110,4 +115,20 @@ def histogram(
     if k is not None:
         name = privacy_unit if isinstance(privacy_unit, str) else _unit_name(privacy_unit)
         unit = {"privacy_unit": name, "max_records": k}
-    return publish(counts, epsilon=epsilon, method=method, rng=rng, **unit, **params)
+    release = publish(counts, epsilon=epsilon, method=method, rng=rng, **unit, **params)
+    return release if grant is None else _recorded(grant, release)
+
+
+def _charge_first(budget: object, epsilon: object, method: object) -> Any:
+    """The stored budget's whole charge, committed before a record is counted (None
+    without a budget)."""
+    if budget is None:
+        return None
+    stored_cost(budget, epsilon, None)
+    auto = isinstance(method, str) and method.strip().lower() == "auto"
+    return budget.charge(epsilon=epsilon, method="auto" if auto else get_method(method).name)
+
+
+def _recorded(grant: Any, release: Release) -> Release:
+    grant.record(release)
+    return release

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .. import export, ingest
+from .budget import BudgetName, BudgetStoreOption, charge_first
 from .common import (
     Delta,
     OptionalEpsilon,
@@ -118,6 +119,7 @@ def groupsize(
     max_records: MaxRecords = None, epsilon: OptionalEpsilon = None, rho: Rho = None,
     delta: Delta = None, method: Methods = "cumulative", k: SizeCap = 10_000, m0: MinSize = 0,
     merge: Merge = "weighted", seed: Seed = None, out: Out = None, demo: Demo = False,
+    budget_name: BudgetName = None, budget_store: BudgetStoreOption = None,
 ) -> None:  # fmt: skip
     """Publish group-size histograms over a region hierarchy (Kuo et al., PVLDB 2018).
 
@@ -135,6 +137,8 @@ def groupsize(
             raise typer.BadParameter("give either a groups table or --demo, not both")
         if chosen_budget.definition == "zcdp":
             raise typer.BadParameter("--demo compares the methods under --epsilon only")
+        if budget_name is not None:
+            raise typer.BadParameter("--demo reads no data: drop --budget")
         _groupsize_demo(console, gs, chosen_budget.amount, seed)
         return
     level_names = _check(groups, levels, entities, size_column, merge, k, m0, out)
@@ -142,16 +146,18 @@ def groupsize(
     with usage("'--max-records'"):
         bound = ingest.unit_bound(privacy_unit, max_records)
     unit = {} if bound is None else {"privacy_unit": privacy_unit, "max_records": bound}
+    amount = {chosen_budget.name: chosen_budget.amount}
+    grant = charge_first(budget_name, budget_store, amount, "groupsize")
     data = ingest.read_group_tables(
         groups, level_names, group_column=group_column, entities=entities,
         size_column=size_column, rng=seed, **unit,
     )  # fmt: skip
-    amount = {chosen_budget.name: chosen_budget.amount}
     release = gs.publish_group_sizes(
         data, method=chosen, K=k, m0=m0, merge=merge, rng=seed, **amount, **unit
     )
     implied = delta_record(release.epsilon, release.definition, delta)
     written = export.write_group_sizes(out, release, **implied) if out is not None else []
+    grant.record(release, written)
     console.print(_summary(release))
     say(
         console,

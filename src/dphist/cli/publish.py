@@ -20,6 +20,7 @@ from ..methods.advisor import feature_share, time_budget_seconds, workload_kind
 from ..methods.selector import CANDIDATES
 from ..release import Release
 from ..session import publish
+from .budget import BudgetName, BudgetStoreOption, charge_first
 from .common import (
     Delta,
     OptionalEpsilon,
@@ -299,7 +300,7 @@ def publish_file(
     time_budget: TimeBudget = None, auto_share: AutoShare = None, outside: Outside = None,
     privacy_unit: Unit = None,
     max_records: MaxRecords = None, strict: Strict = False, out: Out = None, plot: Plot = None,
-    seed: Seed = None,
+    seed: Seed = None, budget_name: BudgetName = None, budget_store: BudgetStoreOption = None,
 ) -> None:  # fmt: skip
     """Count one column of a file over public bins and publish it privately.
 
@@ -312,6 +313,7 @@ def publish_file(
         method, epsilon, rho, delta, bins, binning_options, outside, param, workload,
         time_budget, auto_share, privacy_unit, max_records, out, plot,
     )  # fmt: skip
+    grant = charge_first(budget_name, budget_store, req.amount, method)
     with _counting_progress(source) as progress:
         counts = ingest.count_file(
             source, column, req.binning, outside=req.policy, rng=seed, strict=strict,
@@ -319,4 +321,5 @@ def publish_file(
         )  # fmt: skip
     release = publish(counts, method=method, rng=seed, **req.amount, **req.unit, **req.params)
     written = _outputs(req, release, column, strict, out, plot)
+    grant.record(release, written)
     _report(req, release, column, strict, written, out is None, seed)
