@@ -42,8 +42,9 @@ from .methods.advisor import (
     workload_kind,
 )
 from .methods.run import run
-from .methods.selector import SMALL_DOMAIN, Model
+from .methods.selector import CANDIDATES, SMALL_DOMAIN, Model
 from .release import Release
+from .resources import check_bins
 
 __all__ = ["Session", "publish", "zcdp_methods"]
 
@@ -97,6 +98,7 @@ class Session:
         self._accountant = Accountant(self._budget.amount, label="session")
         self._noise = noise
         self._closed = False
+        self._memory_planned = False  # auto plans for its heaviest candidate up front
 
     @property
     def n(self) -> int:
@@ -152,6 +154,8 @@ class Session:
                 f"method {info.name!r} has no zero-concentrated DP version yet; under zCDP "
                 f"use one of {', '.join(zcdp_methods())}"
             )
+        if not self._memory_planned:  # machine memory, a public fact: before any spend
+            check_bins(self.n, info.name)
         eps = amount
         budget = self._accountant.child(eps, label=info.name)
         outcome = run(
@@ -220,6 +224,7 @@ class Session:
             share = Fraction(0)
         workload_kind(self.n, workload)  # checked before anything is spent
         time_budget_seconds(time_budget)
+        check_bins(self.n, heaviest_candidate(self.n))
         self._accountant.child(epsilon, label="auto")  # refused at once if it does not fit
         eps_features = epsilon * share
         eps_method = epsilon - eps_features
@@ -244,7 +249,11 @@ class Session:
             noisy_top_tenth=top,
             model=auto_model,
         )
-        release = self.publish(choice.method, epsilon=eps_method, **choice.params)
+        self._memory_planned = True
+        try:
+            release = self.publish(choice.method, epsilon=eps_method, **choice.params)
+        finally:
+            self._memory_planned = False
         auto = {
             "method": choice.method,
             "params": choice.params,
@@ -315,6 +324,14 @@ def publish(
         counts, budget=budget, rng=rng, privacy_unit=privacy_unit, max_records=max_records
     )
     return session.publish(method, **{budget.name: budget.amount}, **params)
+
+
+def heaviest_candidate(n: int) -> str:
+    """The candidate of ``method="auto"`` that needs the most memory at ``n`` bins (its
+    choice depends on the data, so memory is planned for the heaviest)."""
+    from .resources import memory_estimate
+
+    return max((c.method for c in CANDIDATES), key=lambda m: memory_estimate(n, m))
 
 
 def zcdp_ready(pipeline: Any) -> bool:
