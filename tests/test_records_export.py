@@ -143,8 +143,10 @@ def test_memory_check_states_the_estimate():
     assert resources.bytes_per_bin("S~") > resources.bytes_per_bin("identity")
     assert resources.bytes_per_bin("SF", 10**6) > resources.bytes_per_bin("SF", 10**3)
     for m in dphist.list_methods():  # every method has a figure, the command line's larger
-        assert 0 < resources.bytes_per_bin(m.name) <= resources.bytes_per_bin(
-            m.name, command_line=True
+        assert (
+            0
+            < resources.bytes_per_bin(m.name)
+            <= resources.bytes_per_bin(m.name, command_line=True)
         )
 
 
