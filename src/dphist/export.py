@@ -310,8 +310,8 @@ def _write_histogram_json(
     record: dict[str, Any],
 ) -> None:  # fmt: skip
     """``{meta..., "bins": [rows], "release": {...}}``; the rows are written by DuckDB
-    (a JSON array; open ends as ``-Infinity`` / ``Infinity``, as Python's json reads
-    them) and copied in, so no Python object is made per bin."""
+    (a JSON array; an open end's missing bound is ``null``, as strict JSON readers
+    need) and copied in, so no Python object is made per bin."""
     import shutil
 
     from .ingest.sources import connect
@@ -320,9 +320,11 @@ def _write_histogram_json(
     con = connect()
     try:
         target = "'" + str(rows_file).replace("'", "''") + "'"
-        con.execute(
-            f"COPY ({_bins_relation(con, frame, binning)}) TO {target} (FORMAT json, ARRAY true)"
+        bounded = ", ".join(
+            f'CASE WHEN isinf("{c}") THEN NULL ELSE "{c}" END AS "{c}"' for c in ("left", "right")
         )
+        rows = f"SELECT * REPLACE ({bounded}) FROM ({_bins_relation(con, frame, binning)})"
+        con.execute(f"COPY ({rows}) TO {target} (FORMAT json, ARRAY true)")
         con.close()
         head = json.dumps(meta, indent=1, default=json_default)[:-2]  # "{ ..." without "\n}"
         text = json.dumps(record, indent=1, default=json_default)
