@@ -31,13 +31,20 @@ ALLOWED: dict[str, set[str]] = {
     "guarantee": {"errors", "_kernel"},
     "definitions": {"errors", "_kernel"},
     "uncertainty": {"errors", "_numeric", "workloads"},
-    "release": {"errors", "_kernel", "uncertainty"},
-    "session": {"errors", "_kernel", "methods", "guarantee", "release", "definitions"},
+    "table": {"errors", "_numeric"},
+    "release": {"errors", "_kernel", "uncertainty", "table"},
+    "store": {"errors", "_kernel", "definitions"},
+    "session": {
+        "errors", "_kernel", "methods", "guarantee", "release", "definitions", "resources",
+        "store",
+    },
     "accuracy": {"errors", "methods", "session", "uncertainty", "workloads"},
     "groupsize": {"errors", "_kernel", "_numeric", "guarantee"},
     "ingest": {"errors", "_kernel", "groupsize", "_jit"},
-    "records": {"errors", "_kernel", "ingest", "methods", "release", "session"},
-    "export": {"errors", "_io", "ingest", "release"},
+    "records": {
+        "errors", "_kernel", "ingest", "methods", "release", "resources", "session", "store",
+    },
+    "export": {"errors", "_io", "ingest", "release", "table"},
     "plot": {"errors", "_io", "release"},
     "metrics": {"errors", "workloads"},
     "datasets": {"errors"},
@@ -45,7 +52,8 @@ ALLOWED: dict[str, set[str]] = {
     "resources": {"errors"},
     "cli": {
         "errors", "_kernel", "accuracy", "export", "groupsize", "ingest", "methods", "plot",
-        "release", "resources", "session", "synthetic", "uncertainty", "__init__", "lab",
+        "release", "resources", "session", "synthetic", "table", "uncertainty", "__init__",
+        "lab", "store",
     },
     "lab": {
         "errors", "_io", "_kernel", "_numeric", "blocks", "methods", "session", "release",
@@ -54,7 +62,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     "__init__": {
         "errors", "_kernel", "accuracy", "datasets", "definitions", "export", "groupsize",
-        "ingest", "methods", "metrics", "records", "release", "session", "synthetic",
+        "ingest", "methods", "metrics", "records", "release", "session", "store", "synthetic",
         "uncertainty", "workloads",
     },
     "__main__": {"cli"},

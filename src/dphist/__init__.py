@@ -14,6 +14,7 @@ from . import (
     ingest,
     methods,
     metrics,
+    store,
     synthetic,
     uncertainty,
     workloads,
@@ -26,6 +27,7 @@ from .methods import MethodInfo, get_method, list_methods
 from .records import histogram
 from .release import Release
 from .session import Session, publish, zcdp_methods
+from .store import BudgetStore
 from .uncertainty import NoErrorBarError
 
 __version__ = "0.1.0"
@@ -34,6 +36,7 @@ __all__ = [
     "REST",
     "Accuracy",
     "BudgetExceededError",
+    "BudgetStore",
     "DphistError",
     "MethodInfo",
     "NoErrorBarError",
@@ -55,6 +58,7 @@ __all__ = [
     "methods",
     "metrics",
     "publish",
+    "store",
     "synthetic",
     "uncertainty",
     "workloads",
