@@ -12,9 +12,12 @@ domain is that of :mod:`dphist.ingest.count`, expressed in Spark:
   fact. Categories match a text column's values exactly, or a numeric column's by value
   when every label is a number.
 * **outside the bins**: clipped into the end bins or dropped, as ``outside`` says.
-* **bins**: ``bin(v) = #{interior e_i <= v}``: for equal widths by arithmetic checked
-  against the neighbouring edges, otherwise by binary search over the public float64
-  edges (Spark ML's ``Bucketizer``); exact like the DuckDB paths.
+* **bins**: ``bin(v) = #{interior e_i <= v}``, exactly, by the arithmetic of the DuckDB
+  and streamed paths: for equal widths ``floor((v - lo) / w)`` checked against the
+  neighbouring edges, otherwise the grid of :func:`dphist.ingest.stream.edge_grid`
+  (IEEE double arithmetic, the same in the JVM as in numpy). ``-0.0`` is read as
+  ``0.0`` (IEEE equal; Spark's ordering functions and Java's ``Double.compare`` are
+  not), so no value inside the bins can fall outside them.
 * **privacy unit**: records without a unit are dropped and at most ``K`` of each unit's
   records are kept, ranked by a keyed hash (``md5`` of a 128-bit salt and the record):
   a rule that depends on the unit's own records only, so one unit moves the counts by
@@ -36,6 +39,7 @@ import numpy as np
 from ..errors import ValidationError
 from .binning import Binning, label_number, outside_policy
 from .count import salt, unit_bound
+from .stream import edge_grid
 
 __all__ = ["count_frame", "is_spark_frame", "read_group_frames"]
 
@@ -65,7 +69,7 @@ def _number(df: Any, column: str, F: Any) -> Any:
             f"column {column!r} has type {kind}: numeric bins on Spark read numeric columns "
             "(cast the column in Spark first)"
         )
-    x = F.col(column).cast("double")
+    x = F.col(column).cast("double") + F.lit(0.0)  # -0.0 + 0.0 is 0.0
     return F.when(~F.isnan(x) & (F.abs(x) < float("inf")), x)
 
 
@@ -75,11 +79,9 @@ def _binned(df: Any, column: str, binning: Binning, outside: str, unit: str | No
 
     keep = [F.col(unit).alias("u")] if unit is not None else []
     if binning.numeric:
-        from pyspark.ml.feature import Bucketizer
-
         edges = binning.edges
         assert edges is not None
-        lo, hi = float(edges[0]), float(edges[-1])
+        lo, hi = float(edges[0]) + 0.0, float(edges[-1]) + 0.0
         values = df.select(_number(df, column, F).alias("x"), *keep).where(F.col("x").isNotNull())
         x = F.col("x")  # least and greatest skip NULLs in Spark: clip only values
         if outside == "clip":
@@ -88,9 +90,7 @@ def _binned(df: Any, column: str, binning: Binning, outside: str, unit: str | No
             values = values.where((x >= lo) & (x <= hi))
         if binning.domain is not None:
             return values.select(_domain_bin(binning, F).alias("bin"), *(["u"] if unit else []))
-        splits = [float(e) for e in edges]
-        bucket = Bucketizer(splits=splits, inputCol="x", outputCol="b").transform(values)
-        return bucket.select(F.col("b").cast("int").alias("bin"), *(["u"] if unit else []))
+        return _edges_bin(values, edges, F).select("bin", *(["u"] if unit else []))
     labels = list(binning.categories or ())
     numbers = [label_number(c) for c in labels]
     spark = df.sparkSession
@@ -115,7 +115,7 @@ def _domain_bin(binning: Binning, F: Any) -> Any:
     ``hi``; the JVM's doubles are IEEE like numpy's), makes it exact. No edge list
     travels to Spark (10**6 splits through py4j take a minute)."""
     assert binning.domain is not None
-    lo, hi, w = (F.lit(float(v)) for v in binning.domain)
+    lo, hi, w = (F.lit(float(v) + 0.0) for v in binning.domain)
     last = binning.n - 1
     x = F.col("x")
     b = F.least(F.greatest(F.floor((x - lo) / w), F.lit(0)), F.lit(last))
@@ -126,6 +126,25 @@ def _domain_bin(binning: Binning, F: Any) -> Any:
     down = (x < edge(b)).cast("int")
     up = ((b < last) & (x >= edge(b + 1))).cast("int")
     return (b - down + up).cast("int")
+
+
+def _edges_bin(values: Any, edges: np.ndarray, F: Any) -> Any:
+    """``values`` with column ``bin`` for any public edges, by the grid of the streamed
+    path (one cell per bin): ``cell(x) = floor((x - e_0) / h)`` is monotone in ``x``, so
+    ``bin(x)`` is the number of interior edges in earlier cells (the cell's ``base``)
+    plus those of ``x``'s own cell that are ``<= x``. The cells are public and join as a
+    broadcast table of ``n`` rows, each with its base and its edges."""
+    inner, start, h = edge_grid(edges + 0.0, per_bin=1)
+    listed = inner.tolist()
+    rows = [(c, int(start[c]), listed[start[c] : start[c + 1]]) for c in range(start.size - 1)]
+    cells = values.sparkSession.createDataFrame(rows, "cell long, base long, edges array<double>")
+    x = F.col("x")
+    cell = F.floor((x - F.lit(float(edges[0]) + 0.0)) / F.lit(h)).cast("long")
+    inside = F.size(F.filter("edges", lambda e: e <= x))
+    return (
+        values.withColumn("cell", cell).join(F.broadcast(cells), "cell")
+        .withColumn("bin", (F.col("base") + inside).cast("int"))
+    )  # fmt: skip
 
 
 def _bounded(records: Any, unit_type: str, k: int, key: str) -> Any:
