@@ -5,6 +5,8 @@ most one record whatever it holds.
 
 * values: ``-0.0``, ``+0.0``, the smallest subnormals, NaN and infinities at and beside
   every edge count as the exact rule ``bin(v) = #{interior e_i <= v}`` says;
+* unit ids: NULL, NaN and None ids are missing and their records dropped, in every
+  source, whatever the salt of the per-unit bound;
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import numpy as np
 import pytest
 
 from dphist import ingest
+from dphist.errors import ValidationError
 from dphist.lab.audit import records
 
 pytest.importorskip("pyarrow")
@@ -48,8 +51,10 @@ def oracle(values: list[float], edges: np.ndarray, outside: str) -> np.ndarray:
     return np.bincount(np.minimum(np.searchsorted(edges, y, side="right") - 1, n - 1), minlength=n)
 
 
-def count_as(source, values, binning, tmp_path, units=None, spark=None, **options):
-    data, columns = records.as_source(source, values, units, where=tmp_path, spark=spark)
+def count_as(source, values, binning, tmp_path, units=None, spark=None, text_units=False,
+             **options):  # fmt: skip
+    data, columns = records.as_source(source, values, units, text_units=text_units,
+                                      where=tmp_path, spark=spark)  # fmt: skip
     return ingest.count(data, binning, **columns, **options)
 
 
@@ -77,3 +82,73 @@ def test_zero_and_non_values_spelled_as_text(tmp_path):
         counts = ingest.count_file(path, "v", bins, outside="drop")
         at_zero = int(np.searchsorted(bins.edges, 0.0, side="right")) - 1
         assert counts[at_zero] == len(zeros) == counts.sum()
+
+
+# --------------------------------------------------------------------------- unit ids
+
+UNIT_VALUES = [5.0, 15.0, 25.0, 35.0, 45.0, 55.0, 65.0]
+KNOWN = [1.0, 2.0, 1.0, 3.0]  # ids of the first four records; the last three lack one
+BINS = ingest.binning(domain="0:100:10")
+
+
+def missing_ids(kind: str) -> tuple[list, bool]:
+    """The unit column: four ids, then three missing ones of ``kind`` (and text or not)."""
+    if kind == "none":
+        return ["p1", "p2", "p1", "p3", None, None, None], True
+    missing = float("nan") if kind == "nan" else None
+    return [*KNOWN, missing, missing, missing], False
+
+
+@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("kind", records.UNIT_KINDS)
+def test_records_with_a_missing_unit_id_are_dropped_in_every_source(source, kind, tmp_path):
+    """NULL, NaN and None ids are all missing: their records are dropped, whatever the
+    salt, exactly as if they were not there (before, Arrow, polars, Parquet and CSV
+    made every NaN id one unit that kept K of their records)."""
+    units, text = missing_ids(kind)
+    known = len(KNOWN)
+    for salt in range(6):
+        counts = count_as(source, UNIT_VALUES, BINS, tmp_path, units=units, text_units=text,
+                          max_records=1, rng=salt)  # fmt: skip
+        alone = count_as(source, UNIT_VALUES[:known], BINS, tmp_path, units=units[:known],
+                         text_units=text, max_records=1, rng=salt)  # fmt: skip
+        assert np.array_equal(counts, alone), (source, kind, salt)
+        assert counts.sum() == 3  # units 1, 2 and 3, one record each
+
+
+def test_text_ids_that_are_blank_or_spell_nan_are_missing(tmp_path):
+    path = tmp_path / "ids.csv"
+    ids = ["", " ", "NaN", "nan", " -NaN ", "+nan", "a", "nana", "null"]
+    path.write_text("v,pid\n" + "".join(f"5,{i}\n" for i in ids))
+    counts = ingest.count_file(path, "v", BINS, privacy_unit="pid", max_records=1, rng=0)
+    assert counts[0] == 3  # "a", "nana" and "null" are ids
+    with pytest.raises(ValidationError, match="without a privacy unit"):
+        ingest.count_file(path, "v", BINS, privacy_unit="pid", max_records=1, strict=True)
+
+
+def test_group_entities_with_missing_person_ids(tmp_path):
+    (tmp_path / "g.csv").write_text("gid,state\na,S\nb,S\n")
+    (tmp_path / "e.csv").write_text("pid,gid\n1,a\nNaN,a\n,a\nnan,b\n2,b\n")
+    data = ingest.read_group_tables(
+        tmp_path / "g.csv", ["state"], group_column="gid", entities=tmp_path / "e.csv",
+        privacy_unit="pid", max_records=1, rng=0,
+    )  # fmt: skip
+    assert data.histograms()[0][1] == 2  # each group keeps its one identified person
+
+
+def test_parquet_statistics_that_leave_nan_out(tmp_path):
+    """Parquet's min and max leave NaN out, and DuckDB folds ``isnan`` to false from them:
+    NaN values and NaN ids in such a file must still be no value and no id."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    nan = float("nan")
+    path = tmp_path / "stats.parquet"
+    table = pa.table({"v": [5.0, 15.0, 25.0, 35.0, 45.0, 55.0, nan],
+                      "u": [1.0, 2.0, 1.0, 3.0, nan, nan, nan]})  # fmt: skip
+    pq.write_table(table, path)
+    assert pq.read_metadata(path).row_group(0).column(1).statistics.max == 3.0
+    assert ingest.count_file(path, "v", BINS).tolist() == [1, 1, 1, 1, 1, 1, 0, 0, 0, 0]
+    for salt in range(6):
+        kept = ingest.count_file(path, "v", BINS, privacy_unit="u", max_records=1, rng=salt)
+        assert kept.sum() == 3 and kept[4:].sum() == 0

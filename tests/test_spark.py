@@ -137,3 +137,19 @@ def test_negative_zero_at_the_first_edge_releases(spark):
             rel = dh.histogram(df, column="v", edges=[0, 10, 50, 100], outside=outside,
                                epsilon=1, method="identity", rng=0)  # fmt: skip
             assert rel.n == 3
+
+
+@pytest.mark.parametrize("kind", ["nan", "null", "none"])
+def test_records_with_a_missing_unit_id_are_dropped(spark, edge_cases, tmp_path, kind):
+    """NULL, NaN and None ids are missing, as in DuckDB (Spark's NaN = NaN made every
+    NaN id one unit)."""
+    units, text = edge_cases.missing_ids(kind)
+    values, known = edge_cases.UNIT_VALUES, len(edge_cases.KNOWN)
+    for salt in range(3):
+        counts = edge_cases.count_as("spark", values, edge_cases.BINS, tmp_path, units=units,
+                                     text_units=text, spark=spark, max_records=1,
+                                     rng=salt)  # fmt: skip
+        alone = edge_cases.count_as("spark", values[:known], edge_cases.BINS, tmp_path,
+                                    units=units[:known], text_units=text, spark=spark,
+                                    max_records=1, rng=salt)  # fmt: skip
+        assert np.array_equal(counts, alone) and counts.sum() == 3, (kind, salt)

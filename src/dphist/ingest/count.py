@@ -15,7 +15,9 @@ record except through the counts themselves:
   once, like top-coding) or dropped (``"drop"``, the only choice for categories).
 * **malformed records** (see :mod:`dphist.ingest.sources`) are dropped.
 * **privacy unit.** With ``privacy_unit`` and ``max_records=K``, records without a unit
-  are dropped and at most ``K`` of each unit's remaining records are kept: a uniformly
+  (a **missing id**: NULL, None, NaN, or text that is empty, blank or spells NaN;
+  :data:`MISSING_ID_TEXT`) are dropped, in every source alike, and at most ``K`` of
+  each unit's remaining records are kept: a uniformly
   random subset, ranked by a keyed hash (``md5`` of a 128-bit salt from the noise
   source and the record). Any rule that keeps a subset of a unit's own records
   depends on that unit only, so adding or removing one unit changes the counts by at
@@ -46,7 +48,14 @@ from .binning import Binning, label_number, outside_policy
 from .sources import Table, connect, first_line, open_file, open_values
 from .stream import stream_counts
 
-__all__ = ["bounded_sql", "count", "count_file", "count_values", "salt", "unit_bound"]
+__all__ = [
+    "MISSING_ID_TEXT", "bounded_sql", "count", "count_file", "count_values", "missing_id_sql",
+    "salt", "unit_bound",
+]  # fmt: skip
+
+MISSING_ID_TEXT = ("", "nan", "+nan", "-nan")
+"""Unit ids given as text that are missing: after trimming spaces and lower-casing,
+empty or a spelling of NaN (how a missing float id reads once written as text)."""
 
 _NUMERIC_TYPES = frozenset(
     (
@@ -232,14 +241,29 @@ def _binned_sql(
     return counted, checked, every
 
 
+def missing_id_sql(unit_type: str, u: str = "u") -> str:
+    """SQL true when the unit id ``u`` is missing: NULL, or an id whose text (trimmed,
+    lower case) is in :data:`MISSING_ID_TEXT`: empty text and NaN, as a float or as
+    text. One rule for every source: NaN stays a value in Arrow, polars and Parquet
+    columns, while numpy's and pandas' NaN arrive as NULL. A float's NaN is found by
+    its text, not by ``isnan``: DuckDB folds ``isnan`` to false from Parquet
+    statistics, which leave NaN out of their minimum and maximum."""
+    t = unit_type.upper()
+    if _is_text(t) or t in ("FLOAT", "DOUBLE", "REAL"):
+        listed = ", ".join(f"'{v}'" for v in MISSING_ID_TEXT)
+        return f"({u} IS NULL OR lower(trim(CAST({u} AS VARCHAR))) IN ({listed}))"
+    return f"({u} IS NULL)"
+
+
 def bounded_sql(counted: str, unit_type: str, k: int, salt: str) -> str:
     """At most ``k`` records per unit from ``counted`` (columns ``bin``, ``u``): rank each
     unit's records by a keyed hash of the record (its bin and its index among the
-    unit's equal records) and keep the first ``k``. Records without a unit are dropped."""
-    missing = "u IS NULL" + (" OR trim(CAST(u AS VARCHAR)) = ''" if _is_text(unit_type) else "")
+    unit's equal records) and keep the first ``k``. Records whose id is missing
+    (:func:`missing_id_sql`) are dropped."""
+    missing = missing_id_sql(unit_type)
     numbered = (
         "SELECT u, bin, row_number() OVER (PARTITION BY u, bin) AS j "
-        f"FROM ({counted}) WHERE NOT ({missing})"
+        f"FROM ({counted}) WHERE NOT {missing}"
     )
     ranked = (
         "SELECT bin, row_number() OVER (PARTITION BY u ORDER BY md5_number(concat_ws("
@@ -352,9 +376,8 @@ def _check_strict(con: Any, checked: str, counted: str, unit: str | None, table:
             "because of strict mode (this refusal depends on the data and is not private)"
         )
     if unit is not None:
-        blank = con.execute(
-            f"SELECT count(*) FROM ({counted}) WHERE u IS NULL OR trim(CAST(u AS VARCHAR)) = ''"
-        ).fetchall()[0]
+        missing = missing_id_sql(table.columns[unit])
+        blank = con.execute(f"SELECT count(*) FROM ({counted}) WHERE {missing}").fetchall()[0]
         if blank[0]:
             raise ValidationError(
                 f"{table.label} has records without a privacy unit; refused because of strict "

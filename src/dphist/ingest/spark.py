@@ -18,7 +18,9 @@ domain is that of :mod:`dphist.ingest.count`, expressed in Spark:
   (IEEE double arithmetic, the same in the JVM as in numpy). ``-0.0`` is read as
   ``0.0`` (IEEE equal; Spark's ordering functions and Java's ``Double.compare`` are
   not), so no value inside the bins can fall outside them.
-* **privacy unit**: records without a unit are dropped and at most ``K`` of each unit's
+* **privacy unit**: records whose unit id is missing (the rule of
+  :func:`dphist.ingest.count.missing_id_sql`: NULL, NaN, text that is empty, blank or
+  spells NaN) are dropped and at most ``K`` of each unit's
   records are kept, ranked by a keyed hash (``md5`` of a 128-bit salt and the record):
   a rule that depends on the unit's own records only, so one unit moves the counts by
   at most ``K``.
@@ -38,7 +40,7 @@ import numpy as np
 
 from ..errors import ValidationError
 from .binning import Binning, label_number, outside_policy
-from .count import salt, unit_bound
+from .count import MISSING_ID_TEXT, salt, unit_bound
 from .stream import edge_grid
 
 __all__ = ["count_frame", "is_spark_frame", "read_group_frames"]
@@ -152,9 +154,12 @@ def _bounded(records: Any, unit_type: str, k: int, key: str) -> Any:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    missing = F.col("u").isNull()
+    u = F.col("u")
+    missing = u.isNull()
     if unit_type == "StringType":
-        missing = missing | (F.trim(F.col("u")) == "")
+        missing = missing | F.lower(F.trim(u)).isin(*MISSING_ID_TEXT)
+    elif unit_type in ("FloatType", "DoubleType"):
+        missing = missing | F.isnan(u)
     kept = records.where(~missing)
     same = Window.partitionBy("u", "bin").orderBy("bin")
     kept = kept.withColumn("j", F.row_number().over(same))
