@@ -152,3 +152,56 @@ def test_parquet_statistics_that_leave_nan_out(tmp_path):
     for salt in range(6):
         kept = ingest.count_file(path, "v", BINS, privacy_unit="u", max_records=1, rng=salt)
         assert kept.sum() == 3 and kept[4:].sum() == 0
+
+
+# --------------------------------------------------------------------------- ragged records
+
+RAGGED = [[3.0, 4.0], (5,), {"v": 7}, np.array([1.0, 2.0]), [[1], [2, 3]], b"7", []]
+
+
+@pytest.mark.parametrize("source", records.RAGGED_SOURCES)
+@pytest.mark.parametrize("element", RAGGED, ids=lambda e: type(e).__name__)
+def test_a_ragged_record_is_dropped_not_refused(source, element, tmp_path):
+    """An element that is not a scalar holds no value: its record is dropped, in the value
+    column and in the unit column alike; before, a list raised with the data's shape."""
+    base = count_as(source, [1.0, 2.0], BINS, tmp_path)
+    assert np.array_equal(count_as(source, [1.0, 2.0, element], BINS, tmp_path), base)
+    units = count_as(source, [1.0, 2.0, 3.0], BINS, tmp_path, units=[1.0, 2.0, element],
+                     max_records=1, rng=0)  # fmt: skip
+    assert np.array_equal(units, base)
+
+
+def test_lists_of_equal_lists_are_records_too():
+    """``[[1, 2], [3, 4]]`` is two records that hold no value, not a 2-D array."""
+    assert ingest.count_values([[1, 2], [3, 4]], BINS).sum() == 0
+    assert ingest.count_values([[1], [2], 3.0], BINS).tolist()[0] == 1
+
+
+def test_a_list_is_typed_by_rule_not_by_its_elements():
+    """One record never changes how the others are read: numbers in a list match text
+    categories as their text (they were refused as a numeric column until a text
+    element made the list text), booleans are text, and ids are text."""
+    words = ingest.binning(categories=["1", "2.5", "x", "True"])
+    assert ingest.count_values([1, 2.5], words).tolist() == [1, 1, 0, 0]
+    assert ingest.count_values([1, 2.5, "x"], words).tolist() == [1, 1, 1, 0]
+    assert ingest.count_values([True, 1], words).tolist() == [1, 0, 0, 1]
+    assert (
+        ingest.count_values([True, 15.0], BINS).tolist()
+        == ingest.count_values([15.0], BINS).tolist()
+    )
+    for salt in range(8):
+        a = ingest.count_values([5, 15], BINS, privacy_unit=[1, 1], max_records=1, rng=salt)
+        b = ingest.count_values([5, 15, 25], BINS, privacy_unit=[1, 1, "x"], max_records=1,
+                                rng=salt)  # fmt: skip
+        diff = b - a
+        assert diff.min() >= 0 and diff.sum() == 1
+
+
+def test_errors_about_columns_carry_no_data_shape():
+    with pytest.raises(ValidationError) as err:
+        ingest.count_values(list(range(1234)), BINS, privacy_unit=list(range(1235)),
+                            max_records=1)  # fmt: skip
+    assert "123" not in str(err.value) and "same length" in str(err.value)
+    with pytest.raises(ValidationError, match="1-D array, not 2-D") as err:
+        ingest.count_values(np.zeros((3, 1234)), BINS)
+    assert "1234" not in str(err.value)

@@ -441,7 +441,8 @@ def count_values(
         columns: dict[str, object] = {"value": values}
         if privacy_unit is not None:
             columns["unit"] = privacy_unit
-        table = open_values(con, columns)
+        numbers = binning.numeric or _numeric_labels(binning) is not None
+        table = open_values(con, columns, numbers=("value",) if numbers else ())
         return _count_table(
             con, table, "value", binning, outside=outside,
             privacy_unit=None if privacy_unit is None else "unit", max_records=k, rng=rng,
