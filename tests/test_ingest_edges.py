@@ -189,6 +189,12 @@ def test_a_list_is_typed_by_rule_not_by_its_elements():
         ingest.count_values([True, 15.0], BINS).tolist()
         == ingest.count_values([15.0], BINS).tolist()
     )
+    for scalars in (  # read as numbers; with 2**70, as text: as the "x" makes them anyway
+        [np.float16(1.5), np.float32(12.5), np.int8(25), np.longdouble(35.5)],
+        [np.float16(1.5), np.float32(12.5), np.int8(25), 2**70],
+    ):
+        as_text = ingest.count_values([*scalars, "x"], BINS)
+        assert np.array_equal(ingest.count_values(scalars, BINS), as_text)
     for salt in range(8):
         a = ingest.count_values([5, 15], BINS, privacy_unit=[1, 1], max_records=1, rng=salt)
         b = ingest.count_values([5, 15, 25], BINS, privacy_unit=[1, 1, "x"], max_records=1,

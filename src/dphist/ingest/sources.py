@@ -342,8 +342,8 @@ def _elements(values: object, name: str, numbers: bool) -> tuple[np.ndarray, boo
         kinds = set(map(type, items))
         if all(k in _REAL_TYPES or issubclass(k, np.integer | np.floating) for k in kinds):
             arr = np.asarray(items)
-            if arr.ndim == 1 and arr.dtype.kind in "iuf":
-                return arr, False
+            if arr.ndim == 1 and arr.dtype.kind in "iuf":  # floats as float64, like their text
+                return (arr.astype(np.float64) if arr.dtype.kind == "f" else arr), False
     return _as_text(np.fromiter(items, dtype=object, count=len(items))), True
 
 
