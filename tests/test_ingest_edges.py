@@ -29,6 +29,8 @@ BINNINGS = {
     "0 interior": ingest.binning(edges=[-5, 0, 0.5, 10]),
     "0 last": ingest.binning(edges=[-10, -1, 0]),
     "-0.0 first, crowded": ingest.binning(edges=[-0.0, 1e-300, 1, 1 + 2**-52, 2]),
+    "0 among 23": ingest.binning(edges=[-3 + 0.25 * i for i in range(25)]),
+    "20 in one cell": ingest.binning(edges=[0, *(k * 1e-300 for k in range(1, 21)), 1, 2]),
     "domain from 0": ingest.binning(domain="0:100:10"),
     "domain to 0": ingest.binning(domain="-3.7:0:0.7"),
 }

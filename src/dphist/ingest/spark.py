@@ -47,6 +47,7 @@ __all__ = ["count_frame", "is_spark_frame", "read_group_frames"]
 
 _INTEGRAL = ("ByteType", "ShortType", "IntegerType", "LongType")
 _NUMERIC = (*_INTEGRAL, "FloatType", "DoubleType", "DecimalType")
+_WIDE = 16  # edges compared as columns (per grid cell; in all, without a grid)
 
 
 def is_spark_frame(obj: object) -> bool:
@@ -132,17 +133,32 @@ def _domain_bin(binning: Binning, F: Any) -> Any:
 
 def _edges_bin(values: Any, edges: np.ndarray, F: Any) -> Any:
     """``values`` with column ``bin`` for any public edges, by the grid of the streamed
-    path (one cell per bin): ``cell(x) = floor((x - e_0) / h)`` is monotone in ``x``, so
-    ``bin(x)`` is the number of interior edges in earlier cells (the cell's ``base``)
-    plus those of ``x``'s own cell that are ``<= x``. The cells are public and join as a
-    broadcast table of ``n`` rows, each with its base and its edges."""
+    path (one cell per bin, fewer rows to ship than its four):
+    ``cell(x) = floor((x - e_0) / h)`` is monotone in ``x``, so ``bin(x)`` is the
+    number of interior edges in earlier cells (the cell's ``base``) plus those of
+    ``x``'s own cell that are ``<= x``. The cells are public and join as a broadcast
+    table: each cell's base and edges, as up to 16 columns (compiled comparisons)
+    or, when the public edges crowd more into one cell, one array per cell. Up to
+    :data:`_WIDE` interior edges need no table: ``bin(x)`` is their count ``<= x``."""
+    x = F.col("x")
+    if edges.size - 2 <= _WIDE:
+        inner = (F.when(x >= F.lit(float(e) + 0.0), 1).otherwise(0) for e in edges[1:-1])
+        return values.withColumn("bin", sum(inner, F.lit(0)).cast("int"))
     inner, start, h = edge_grid(edges + 0.0, per_bin=1)
     listed = inner.tolist()
-    rows = [(c, int(start[c]), listed[start[c] : start[c + 1]]) for c in range(start.size - 1)]
-    cells = values.sparkSession.createDataFrame(rows, "cell long, base long, edges array<double>")
-    x = F.col("x")
+    per_cell = [listed[start[c] : start[c + 1]] for c in range(start.size - 1)]
+    k = max(map(len, per_cell))
+    if k <= _WIDE:
+        rows = [(c, int(start[c]), *e, *[None] * (k - len(e))) for c, e in enumerate(per_cell)]
+        schema = ", ".join(["cell long", "base long", *(f"e{j} double" for j in range(k))])
+        inside = sum((F.coalesce((x >= F.col(f"e{j}")).cast("int"), F.lit(0)) for j in range(k)),
+                     F.lit(0))  # fmt: skip
+    else:
+        rows = [(c, int(start[c]), e) for c, e in enumerate(per_cell)]
+        schema = "cell long, base long, edges array<double>"
+        inside = F.size(F.filter("edges", lambda e: e <= x))
+    cells = values.sparkSession.createDataFrame(rows, schema)
     cell = F.floor((x - F.lit(float(edges[0]) + 0.0)) / F.lit(h)).cast("long")
-    inside = F.size(F.filter("edges", lambda e: e <= x))
     return (
         values.withColumn("cell", cell).join(F.broadcast(cells), "cell")
         .withColumn("bin", (F.col("base") + inside).cast("int"))
