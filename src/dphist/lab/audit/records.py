@@ -105,10 +105,8 @@ def _floats(column: Sequence[Any]) -> bool:
 
 
 def _objects(column: Sequence[Any]) -> np.ndarray:
-    out = np.empty(len(column), dtype=object)
-    for i, v in enumerate(column):  # element by element: ragged elements stay elements
-        out[i] = v
-    return out
+    """An object array, element by element: a ragged element stays one element."""
+    return np.fromiter(column, dtype=object, count=len(column))
 
 
 def _csv_field(v: Any) -> str:
