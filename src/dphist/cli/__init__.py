@@ -9,7 +9,7 @@ no traceback reaches the user (``DPHIST_TRACEBACK=1`` shows one for internal err
 
 Commands: ``demo`` and ``methods`` (:mod:`.info`), ``publish`` (:mod:`.publish`),
 ``plan`` (:mod:`.plan`), ``groupsize`` (:mod:`.groupsize`), ``budget`` (:mod:`.budget`),
-``bench`` and ``reproduce`` (:mod:`.lab`).
+``stream`` (:mod:`.stream`), ``bench`` and ``reproduce`` (:mod:`.lab`).
 """
 
 from __future__ import annotations
@@ -23,14 +23,14 @@ from typing import Any
 import typer
 
 from ..errors import DphistError
-from . import budget, groupsize, info, lab, plan, publish
+from . import budget, groupsize, info, lab, plan, publish, stream
 from .common import UsageError, app
 
 __all__ = ["app", "main"]
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 PREFIX = "dphist: error: "
-_COMMANDS = (budget, groupsize, info, lab, plan, publish)  # importing them registers the commands
+_COMMANDS = (budget, groupsize, info, lab, plan, publish, stream)  # importing them registers the commands
 
 
 def _fail(message: str, code: int) -> int:
