@@ -37,8 +37,12 @@ def test_readme_python_snippets_run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     blocks = _blocks("python")
     assert blocks
+    scope: dict = {}
     for code in blocks:
-        exec(compile(code, "README.md", "exec"), {})
+        exec(compile(code, "README.md", "exec"), scope)
+    # the table shown is the one the snippet writes
+    (shown,) = [b for b in _blocks("text") if b.startswith("bin,label")]
+    assert (tmp_path / "ages_table.csv").read_text().strip() == shown.strip()
 
 
 def test_readme_publish_commands_run(tmp_path, monkeypatch, capsys):
@@ -57,8 +61,11 @@ def test_readme_publish_commands_run(tmp_path, monkeypatch, capsys):
     (tmp_path / "visits.csv").write_text("age,patient\n" + "\n".join(rows) + "\n")
     regions = ", ".join(f"('{r}')" for r in rng.choice(["north", "south", "east"], 50))
     duckdb.sql(f"COPY (SELECT * FROM (VALUES {regions}) AS t(region)) TO 'sales.parquet'")
+    import shlex
+
+    (tmp_path / "survey.csv").write_bytes("age;région\n34;Île\n51;Zoë\n".encode("latin-1"))
     lines = [
-        line.split("#")[0].split()
+        shlex.split(line.split("#")[0])
         for block in _blocks("bash")
         for line in block.splitlines()
         if line.startswith(("dphist publish", "dphist budget"))

@@ -42,8 +42,9 @@ from .methods.advisor import (
     workload_kind,
 )
 from .methods.run import run
-from .methods.selector import SMALL_DOMAIN, Model
+from .methods.selector import CANDIDATES, SMALL_DOMAIN, Model
 from .release import Release
+from .resources import check_bins
 from .store import session_budget, stored_cost
 
 __all__ = ["Session", "publish", "zcdp_methods"]
@@ -153,6 +154,7 @@ class Session:
                 raise ValidationError("method 'auto' chooses among pure epsilon-DP methods only")
             return self._publish_auto(epsilon=amount, **params)
         info, pipeline = self._checked(method, params)
+        check_bins(self.n, info.name)  # machine memory, a public fact: before any spend
         budget = self._accountant.child(amount, label=info.name)
         grant = self._charge(amount, info.name)
         return self._settle(grant, self._release(info, pipeline, params, amount, budget))
@@ -250,6 +252,7 @@ class Session:
             share = Fraction(0)
         workload_kind(self.n, workload)  # checked before anything is spent
         time_budget_seconds(time_budget)
+        check_bins(self.n, heaviest_candidate(self.n))  # the choice depends on the data
         self._accountant.child(epsilon, label="auto")  # refused at once if it does not fit
         grant = self._charge(epsilon, "auto")
         eps_features = epsilon * share
@@ -362,6 +365,14 @@ def publish(
         max_records=max_records,
     )
     return session.publish(method, **amount, **params)
+
+
+def heaviest_candidate(n: int) -> str:
+    """The candidate of ``method="auto"`` that needs the most memory at ``n`` bins (its
+    choice depends on the data, so memory is planned for the heaviest)."""
+    from .resources import memory_estimate
+
+    return max((c.method for c in CANDIDATES), key=lambda m: memory_estimate(n, m))
 
 
 def zcdp_ready(pipeline: Any) -> bool:

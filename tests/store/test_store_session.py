@@ -141,3 +141,31 @@ def test_histogram_is_charged_before_it_counts(store, monkeypatch):
     with pytest.raises(BudgetExceededError):
         dh.histogram(ages, domain="0:100:10", epsilon=1, method="identity", budget=census)
     assert counted == [1]
+
+
+@pytest.mark.parametrize(
+    "values, binning",
+    [
+        (np.array(["a", "b", "c"]), {"domain": "0:10:1"}),  # text column, numeric bins
+        (np.array([1.0, 2.0]), {"categories": ["a", "b"]}),  # numbers, categorical bins
+    ],
+)
+def test_histogram_refuses_a_wrong_typed_column_before_charging(store, values, binning):
+    from dphist.errors import ValidationError
+
+    census = store.create("census", epsilon=1)
+    with pytest.raises(ValidationError):
+        dh.histogram(values, epsilon=0.5, method="identity", budget=census, **binning)
+    assert census.status().charges == 0
+    assert census.entries() == []
+
+
+def test_histogram_refuses_a_too_large_method_before_charging(store, monkeypatch):
+    from dphist import resources
+    from dphist.errors import ValidationError
+
+    census = store.create("census", epsilon=1)
+    monkeypatch.setattr(resources, "available_memory", lambda: 1000)
+    with pytest.raises(ValidationError, match="memory"):
+        dh.histogram([1, 2, 3], domain="0:1000:1", epsilon=0.5, method="identity", budget=census)
+    assert census.status().charges == 0

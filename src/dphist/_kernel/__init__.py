@@ -18,6 +18,7 @@ from .budget import (
 )
 from .data import MAX_TOTAL, ProtectedCounts, count_cap, protect, records_per_unit
 from .gaussian import gaussian_noise_variance
+from .group_counts import PrivateGroupsMeasurer
 from .groups import GroupMeasurer, ProtectedGroups, int_vector, protect_groups
 from .l1_partition import NoisyPartition
 from .noise import NoiseSource, noise_source, noise_variance
@@ -42,6 +43,7 @@ __all__ = [
     "NoisyPartition",
     "PHPClusters",
     "Primitive",
+    "PrivateGroupsMeasurer",
     "PrivateView",
     "ProtectedCounts",
     "ProtectedGroups",

@@ -142,10 +142,10 @@ def init(name: Name, epsilon: OptionalEpsilon = None, rho: Rho = None, store: St
         )
 
 
-def _amount(entry: Entry, definition: str) -> str:
-    if entry.definition == definition:
-        return exact(entry.charged)
-    return f"{exact(entry.charged)} (epsilon {exact(entry.amount)})"
+def _amount(release: str, amount: Fraction, charged: Fraction, definition: str) -> str:
+    if release == definition:
+        return exact(charged)
+    return f"{exact(charged)} (epsilon {exact(amount)})"
 
 
 def _columns(rows: list[list[str]]) -> list[str]:
@@ -160,31 +160,36 @@ def _entry_lines(entries: list[Entry], status: Status) -> list[str]:
     prints 10**5 of them in a fraction of a second)."""
     definition = status.definition.definition
     amounts: dict[tuple, str] = {}  # amounts repeat: format each once
+    last: tuple = (None, None, None)
+    text = ""
     rows = []
-    for e in entries:
-        key = (e.definition, e.charged.numerator, e.charged.denominator, e.amount.numerator,
-               e.amount.denominator)  # fmt: skip
-        amount = amounts.get(key) or amounts.setdefault(key, _amount(e, definition))
-        method = e.method
-        if not e.released:
-            rows.append((e.seq, e.time[:19], method, amount, "-", UNRELEASED))
+    for seq, at, method, release, amount, charged, released, by, files, digest in entries:
+        if amount is not last[1] or charged is not last[2] or release != last[0]:
+            key = (release, charged.numerator, charged.denominator, amount.numerator,
+                   amount.denominator)  # fmt: skip
+            text = amounts.get(key) or amounts.setdefault(
+                key, _amount(release, amount, charged, definition)
+            )
+            last = (release, amount, charged)
+        if not released:
+            rows.append((seq, at[:10], at[11:19], method, text, "-", UNRELEASED))
             continue
-        if e.release_method and e.release_method != method:
-            method = f"{method} -> {e.release_method}"
-        files = ", ".join(e.files) if e.files else "(none written)"
-        rows.append((e.seq, e.time[:19], method, amount, e.digest[:16], files))
+        if by and by != method:
+            method = f"{method} -> {by}"
+        written = ", ".join(files) if files else "(none written)"
+        rows.append((seq, at[:10], at[11:19], method, text, digest[:16], written))
     header = ("#", "time (UTC)", "method", status.unit, "release", "files")
     widths = [
         max(len(header[0]), len(str(entries[-1].seq)) if entries else 0),
         19,
-        max([len(header[2]), *(len(r[2]) for r in rows)]),
+        max([len(header[2]), *(len(r[3]) for r in rows)]),
         max([len(status.unit), *map(len, amounts.values())]),
         16,
     ]
     head = "  ".join([*(h.ljust(w) for h, w in zip(header, widths, strict=False)), header[-1]])
     n, _, m, a, _ = widths
-    line = f"{{:<{n}}}  {{}} {{}}  {{:<{m}}}  {{:<{a}}}  {{:<16}}  {{}}"
-    return [head, *(line.format(n, t[:10], t[11:], *rest) for n, t, *rest in rows)]
+    line = f"{{:<{n}}}  {{}} {{}}  {{:<{m}}}  {{:<{a}}}  {{:<16}}  {{}}".format
+    return [head, *(line(*r) for r in rows)]
 
 
 def _entry_json(e: Entry) -> dict[str, Any]:

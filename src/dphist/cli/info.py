@@ -15,6 +15,7 @@ from rich.table import Table
 
 from .. import export, synthetic
 from ..methods import list_methods
+from ..methods.guide import when_to_use
 from ..release import Release
 from ..session import publish
 from .common import (
@@ -120,8 +121,11 @@ def demo(
 @app.command("methods")
 def methods_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    long: Annotated[
+        bool, typer.Option("--long", help="Paper, blocks, budget split and complexity.")
+    ] = False,
 ) -> None:
-    """List the registered methods."""
+    """List the registered methods: one line each, what it does and when to use it."""
     rows = []
     for m in list_methods():
         split = m.budget_split()
@@ -132,6 +136,7 @@ def methods_command(
                 "name": m.name,
                 "aliases": list(m.aliases),
                 "summary": m.summary,
+                "use": when_to_use(m.name)[1],
                 "cite": m.cite,
                 "parameters": dict(m.defaults),
                 "blocks": [block for block, _ in split],
@@ -142,6 +147,19 @@ def methods_command(
         ]
         sys.stdout.write(json.dumps(payload, indent=2, default=export.json_default) + "\n")
         return
+    console = new_console()
+    if not long:
+        width = max(len(m.name) for m, _ in rows)
+        say(console, f"{'method':<{width}} {'what it does':<28} use it for")
+        for m, _ in rows:
+            what, use = when_to_use(m.name)
+            say(console, f"{m.name:<{width}} {what:<28} {use}")
+        say(
+            console,
+            "Method 'auto' (the default of 'dphist publish') chooses among these; 'dphist plan' "
+            "gives the epsilon a target accuracy needs; --long for papers, blocks and budgets.",
+        )
+        return
     table = Table(title="Registered methods")
     for name in ("name", "paper", "blocks", "budget split", "complexity"):
         table.add_column(name, overflow="fold")
@@ -150,7 +168,6 @@ def methods_command(
         shares = ", ".join(f"{block} {exact(q)}" for block, q in split if q > 0)
         name = f"{m.name}\n({', '.join(m.aliases)})" if m.aliases else m.name
         table.add_row(name, m.cite, blocks, shares, m.complexity or "-")
-    console = new_console()
     console.print(table)
     say(
         console,

@@ -147,10 +147,15 @@ def verify_charges(
         rows = rows[1:]
     tail = start
     if rows:
-        for k, (at_seq, *fields, stored) in enumerate(rows, seq + 1):
+        k, mid = seq, f"{SEP}{name}{SEP}"
+        for at_seq, at, method, release, amount, charged, spent, stored in rows:
+            k += 1
+            text = (
+                f"{previous}{mid}{at_seq}{SEP}{at}{SEP}{method}{SEP}{release}"
+                f"{SEP}{amount}{SEP}{charged}{SEP}{spent}"
+            )
             if at_seq != k:
                 raise Broken(f"charge {k} of budget {name!r} is missing")
-            text = SEP.join((previous, name, str(k), *fields))
             if sha256(text.encode("utf-8", "surrogatepass")).hexdigest() != stored or (
                 text.count(SEP) != 8
             ):
@@ -188,13 +193,13 @@ def _total(name: str, definition: str, rows: Iterable[tuple]) -> Fraction:
 def verify_releases(name: str, hashes: dict[int, str], releases: Iterable[tuple]) -> None:
     """Each release row (seq, fields..., hash) must follow an existing charge
     (``hashes``: seq to charge hash) and match its hash."""
-    for seq, *fields, stored in releases:
+    for seq, method, files, digest, ledger_hash, stored in releases:
         charge_hash = hashes.get(seq)
         if charge_hash is None:
             raise Broken(f"a release of budget {name!r} has no charge {seq}")
-        text = SEP.join((charge_hash, *fields))
+        text = f"{charge_hash}{SEP}{method}{SEP}{files}{SEP}{digest}{SEP}{ledger_hash}"
         if sha256(text.encode("utf-8", "surrogatepass")).hexdigest() != stored or (
-            text.count(SEP) != len(fields)
+            text.count(SEP) != 4
         ):
             raise Broken(f"the release of charge {seq} of budget {name!r} does not match its hash")
 

@@ -358,18 +358,19 @@ class BudgetStore:
             charges, releases = self._chain(stored.name)
             tail = self._verify(stored, row, charges, releases)
         # every file list in one JSON document: one parse for them all
-        files = json.loads(f"[{','.join(r[2] for r in releases)}]")
-        released = {r[0]: (r[1], tuple(f), r[3]) for r, f in zip(releases, files, strict=True)}
-        number: dict[str, Fraction] = {}  # amounts repeat: read each text once
-        out = []
+        files = iter(json.loads(f"[{','.join(r[2] for r in releases)}]"))
+        texts = {r[4] for r in charges} | {r[5] for r in charges}
+        number = {text: Fraction(text) for text in texts}  # amounts repeat: read each once
+        make, out, later = Entry._make, [], iter(releases)  # both in charge order
+        r = next(later, None)
         for seq, at, method, definition, amount, charged, _, _ in charges:
-            r = released.get(seq)
-            a = number.get(amount) or number.setdefault(amount, Fraction(amount))
-            c = number.get(charged) or number.setdefault(charged, Fraction(charged))
-            if r is None:
-                out.append(Entry(seq, at, method, definition, a, c, False, None, (), None))
-            else:
-                out.append(Entry(seq, at, method, definition, a, c, True, *r))
+            a, c = number[amount], number[charged]
+            if r is None or r[0] != seq:
+                out.append(make((seq, at, method, definition, a, c, False, None, (), None)))
+                continue
+            written = tuple(next(files))
+            out.append(make((seq, at, method, definition, a, c, True, r[1], written, r[3])))
+            r = next(later, None)
         status = Status(stored.name, stored.definition, tail.spent, tail.seq, stored.created)
         return status, out
 
