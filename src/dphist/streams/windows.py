@@ -63,8 +63,9 @@ class Window:
     end: float | None = None
 
 
-def parse_duration(value: object, name: str = "window") -> float:
-    """A positive length: a number, or text such as ``"90s"``, ``"15m"``, ``"1h"``, ``"1d"``."""
+def parse_duration(value: object, name: str = "window", zero: bool = False) -> float:
+    """A positive length (``zero``: or 0): a number, or text such as ``"90s"``, ``"15m"``,
+    ``"1h"``, ``"1d"``."""
     if isinstance(value, dt.timedelta):
         seconds = value.total_seconds()
     elif isinstance(value, str):
@@ -77,8 +78,9 @@ def parse_duration(value: object, name: str = "window") -> float:
         seconds = float(value)
     else:
         raise InputTypeError(f"{name} must be a number or a duration; got {type(value).__name__}")
-    if not (math.isfinite(seconds) and seconds > 0):
-        raise ValidationError(f"{name} must be positive and finite; got {value!r}")
+    if not (math.isfinite(seconds) and (seconds > 0 or (zero and seconds == 0))):
+        least = "zero or more" if zero else "positive"
+        raise ValidationError(f"{name} must be {least} and finite; got {value!r}")
     return seconds
 
 
@@ -185,7 +187,7 @@ class Windowing:
         self.end = None if end is None else parse_time(end, "end")
         if self.end is not None and self.end <= self.start:
             raise ValidationError("end must come after start")
-        self.lateness = 0.0 if lateness in (0, None) else parse_duration(lateness, "lateness")
+        self.lateness = 0.0 if lateness is None else parse_duration(lateness, "lateness", True)
         if clock is not None and not callable(clock):
             raise InputTypeError("clock must be a function returning the time (e.g. time.time)")
         self.clock = clock
