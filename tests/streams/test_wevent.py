@@ -109,13 +109,11 @@ def test_no_w_consecutive_windows_exceed_the_budget(mechanism):
 
 
 class ForgetfulBA(BudgetAbsorption):
-    """The mutant: publishes with the absorbed allotments but forgets them, so the
-    windows after a publication are never nullified and absorb the same budget again."""
+    """The mutant: forgets the allotments a publication absorbed, so every window finds
+    all ``w`` of them unused, and nullifies nothing."""
 
     def step(self, i, data, account, noise):
-        units = min(i + 1, self.w) if self.last_index is None else min(i - self.last_index, self.w)
-        units = max(units, 1)
-        return self.decide(i, data, account, noise, units * self.unit)
+        return self.decide(i, data, account, noise, min(i + 1, self.w) * self.unit)
 
 
 def _mutant_stream(windows, epsilon, w, cap=None, rng=None):
@@ -128,8 +126,8 @@ def _mutant_stream(windows, epsilon, w, cap=None, rng=None):
 
 
 def test_the_ledger_refuses_ba_that_forgets_absorbed_budget():
-    """Window 3 absorbs three allotments; the mutant lets window 4 publish with one more,
-    bringing windows 2 to 4 to 1 + 4 + 2 > 6: refused before window 4 is read."""
+    """The mutant's window 3 absorbs three allotments and window 4 the same three again,
+    bringing windows 2 to 4 to 1 + 4 + 4 > 6: refused before window 4 is read."""
     days = [np.zeros(400, int)] * 3 + [np.full(400, 1000), np.full(400, 5000)]
     with pytest.raises(BudgetExceededError):
         list(_mutant_stream(days, 6, 3, rng=0))
