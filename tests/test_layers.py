@@ -61,7 +61,7 @@ ALLOWED: dict[str, set[str]] = {
     "lab": {
         "errors", "_io", "_kernel", "_numeric", "blocks", "methods", "session", "release",
         "datasets", "synthetic", "metrics", "workloads", "groupsize", "plot", "uncertainty",
-        "__init__", "streams",
+        "ingest", "__init__", "streams",
     },
     "__init__": {
         "errors", "_kernel", "accuracy", "datasets", "definitions", "export", "groupsize",
