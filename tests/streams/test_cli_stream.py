@@ -4,8 +4,14 @@ options refused before anything is read or written."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
+import pytest
 
 from dphist import cli
 
@@ -62,3 +68,30 @@ def test_bad_options_write_nothing(tmp_path, capsys):
     assert (out / "x").read_text() == "keep"
     err = capsys.readouterr().err
     assert "Traceback" not in err
+
+
+@pytest.mark.extended
+def test_ctrl_c_leaves_every_finished_window_on_disk(tmp_path):
+    """A live stream on the wall clock (1 s windows) interrupted after a few windows:
+    exit 130, every ledger line has its complete file, and no file lacks its line."""
+    out = tmp_path / "live"
+    cmd = [sys.executable, "-m", "dphist", "stream", "-", "--time", "t", "--column", "v",
+           "--window", "1", "--start", "now", "--domain", "0:10:1", "--epsilon", "1",
+           "--poll", "0.1", "--out", str(out)]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, env=os.environ.copy())  # fmt: skip
+    proc.stdin.write("t,v\n")
+    deadline = time.time() + 60
+    while time.time() < deadline and len(list(out.glob("window-*.json"))) < 3:
+        proc.stdin.write(f"{time.time()},{int(time.time() * 10) % 10}\n")
+        proc.stdin.flush()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    lines = [json.loads(x) for x in (out / "ledger.jsonl").read_text().splitlines()]
+    files = sorted(p.name for p in out.glob("window-*.json"))
+    assert len(lines) >= 3 and files == [x["file"] for x in lines]
+    for name in files:
+        assert len(json.loads((out / name).read_text())["release"]["estimate"]) == 10
