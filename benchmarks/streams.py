@@ -72,9 +72,11 @@ def counters() -> None:
           f"{'pure eps=1: factorization':>26s} {'tree':>8s} {'ratio':>6s}")  # fmt: skip
     for e in range(8, 21, 2):
         t = 1 << e
-        fz, tz = largest_error("factorization", t, 0.5, "zcdp"), largest_error("tree", t, 0.5, "zcdp")
-        fp, tp = largest_error("factorization", t, 1, "pure"), largest_error("tree", t, 1, "pure")
-        print(f"{t:9,d} | {fz:28.2f} {tz:8.2f} {fz / tz:6.3f} | {fp:26.2f} {tp:8.2f} {fp / tp:6.3f}")
+        fz, tz = (largest_error(k, t, 0.5, "zcdp") for k in ("factorization", "tree"))
+        fp, tp = (largest_error(k, t, 1, "pure") for k in ("factorization", "tree"))
+        print(
+            f"{t:9,d} | {fz:28.2f} {tz:8.2f} {fz / tz:6.3f} | {fp:26.2f} {tp:8.2f} {fp / tp:6.3f}"
+        )
 
 
 def _synthetic(shape: str, t: int, rng: np.random.Generator) -> np.ndarray:
@@ -112,7 +114,8 @@ def wevent(runs: int) -> None:
             for mech in dh.streams.WEVENT:
                 errs = []
                 for seed in range(runs):
-                    est = np.array([r.estimate for r in dh.stream(windows, epsilon=1, mechanism=mech, w=w, rng=seed)])
+                    run = dh.stream(windows, epsilon=1, mechanism=mech, w=w, rng=seed)
+                    est = np.array([r.estimate for r in run])
                     errs.append(float(np.mean(np.abs(est - truth))))
                 row.append(statistics.median(errs))
             best = dh.streams.WEVENT[int(np.argmin(row))]

@@ -49,8 +49,8 @@ def test_stream_records_its_charges_in_the_budget_store(tmp_path, capsys):
     assert cli.main(["budget", "init", "cars", "--epsilon", "10", "--store", str(store)]) == 0
     extra = ["--budget", "cars", "--budget-store", str(store)]
     assert cli.main(_args(src, tmp_path / "a", "--epsilon", "1", *extra)) == 0  # periodic
-    assert cli.main(_args(src, tmp_path / "b", "--rho", "1", "--mechanism", "tree",
-                          "--horizon", "8", *extra)) == 2  # fmt: skip  (rho on a pure budget)
+    tree = ["--rho", "1", "--mechanism", "tree", "--horizon", "8"]
+    assert cli.main(_args(src, tmp_path / "b", *tree, *extra)) == 2  # rho on a pure budget
     capsys.readouterr()
     assert cli.main(["budget", "show", "cars", "--store", str(store)]) == 0
     assert "spent 6," in capsys.readouterr().out  # six windows at 1
