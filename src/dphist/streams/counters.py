@@ -36,7 +36,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._kernel.streams import CounterNoise, CounterPlan, counter_noise, sqrt_coefficients
-from ..uncertainty import Bias, ErrorModel, NoiseModel
+from ..uncertainty import Bias, ErrorModel
+from ..uncertainty.noise import BinNoise
 from ..uncertainty.tails import fourth_cumulant
 
 __all__ = [
@@ -50,30 +51,14 @@ __all__ = [
 ]
 
 
-class SumNoise(NoiseModel):
+class SumNoise(BinNoise):
     """Independent noise of one law on every bin, each a fixed linear combination of
-    discrete draws: ``variance`` and ``fourth`` (cumulant) per bin."""
+    discrete draws: the identity's per-bin model with the combination's ``variance`` and
+    ``fourth`` cumulant (per bin)."""
 
     def __init__(self, n: int, variance: float, fourth: float, law: str):
-        self.n = int(n)
-        self.bin_variance = float(variance)
-        self.bin_fourth = float(fourth)
-        self.law = law
-
-    @staticmethod
-    def _width(lo, hi) -> np.ndarray:
-        lo, hi = np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
-        return np.maximum(hi - lo, 0).astype(np.float64)
-
-    def variance(self, lo, hi):
-        return self._width(lo, hi) * self.bin_variance
-
-    def fourth_cumulant(self, lo, hi):
-        return self._width(lo, hi) * self.bin_fourth
-
-    def functional_variance(self, a):
-        a = np.asarray(a, dtype=np.float64)
-        return float(np.dot(a, a)) * self.bin_variance
+        super().__init__(n, variance, None, law)
+        self._k4 = float(fourth)
 
 
 class _Ungrouped:
