@@ -31,7 +31,11 @@ ALLOWED: dict[str, set[str]] = {
     "definitions": {"errors", "_kernel"},
     "uncertainty": {"errors", "_numeric", "workloads"},
     "release": {"errors", "_kernel", "uncertainty"},
-    "session": {"errors", "_kernel", "methods", "guarantee", "release", "definitions"},
+    "session": {"errors", "_kernel", "methods", "guarantee", "release", "definitions", "twod"},
+    "twod": {
+        "errors", "_io", "_kernel", "_numeric", "blocks", "methods", "uncertainty", "workloads",
+        "release", "plot",
+    },
     "accuracy": {"errors", "methods", "session", "uncertainty", "workloads"},
     "groupsize": {"errors", "_kernel", "_numeric", "guarantee"},
     "ingest": {"errors", "_kernel", "groupsize"},
@@ -49,12 +53,12 @@ ALLOWED: dict[str, set[str]] = {
     "lab": {
         "errors", "_io", "_kernel", "_numeric", "blocks", "methods", "session", "release",
         "datasets", "synthetic", "metrics", "workloads", "groupsize", "plot", "uncertainty",
-        "__init__",
+        "__init__", "twod",
     },
     "__init__": {
         "errors", "_kernel", "accuracy", "datasets", "definitions", "export", "groupsize",
         "ingest", "methods", "metrics", "records", "release", "session", "synthetic",
-        "uncertainty", "workloads",
+        "uncertainty", "workloads", "twod",
     },
     "__main__": {"cli"},
 }

@@ -28,6 +28,7 @@ from ._kernel import (
     Charge,
     noise_source,
     protect,
+    protect_grid,
     validate_epsilon,
 )
 from .definitions import PureDP, budget_of, zCDP
@@ -44,6 +45,7 @@ from .methods.advisor import (
 from .methods.run import run
 from .methods.selector import SMALL_DOMAIN, Model
 from .release import Release
+from .twod import Release2D, is_grid, release_grid
 
 __all__ = ["Session", "publish", "zcdp_methods"]
 
@@ -93,7 +95,8 @@ class Session:
         self._budget = budget_of(epsilon, budget)
         noise = noise_source(rng)
         self._unit, k = unit_terms(privacy_unit, max_records)
-        self._data = protect(counts, max_records=k)
+        seal = protect_grid if is_grid(counts) else protect
+        self._data = seal(counts, max_records=k)
         self._accountant = Accountant(self._budget.amount, label="session")
         self._noise = noise
         self._closed = False
@@ -130,7 +133,7 @@ class Session:
 
     def publish(
         self, method: str, *, epsilon: object = None, rho: object = None, **params: Any
-    ) -> Release:
+    ) -> Release | Release2D:
         """Release the histogram with ``method`` spending at most ``epsilon`` of the session
         (``rho`` in a zCDP session).
 
@@ -141,6 +144,8 @@ class Session:
         if self._closed:
             raise PrivacyError("this session is closed; open a new one to publish again")
         amount = self._amount(epsilon, rho)
+        if self.shape is not None:  # a 2-D histogram: dphist.twod
+            return self._publish_grid(method, amount, params)
         if isinstance(method, str) and method.strip().lower() == "auto":
             if self._budget.definition != "pure":
                 raise ValidationError("method 'auto' chooses among pure epsilon-DP methods only")
@@ -183,6 +188,30 @@ class Session:
             privacy_unit=self._unit,
             max_records=self._data.max_records,
             definition=self._budget.definition,
+        )
+
+    @property
+    def shape(self) -> tuple[int, int] | None:
+        """``(rows, cols)`` of a 2-D histogram (public), None for a 1-D one."""
+        shape = self._data.shape
+        return shape if len(shape) == 2 else None
+
+    def _publish_grid(self, method: str, amount: Fraction, params: dict) -> Release2D:
+        """A 2-D release (:func:`dphist.twod.release_grid`)."""
+        definition = self._budget.definition
+        return release_grid(
+            self._data,
+            method,
+            params,
+            epsilon=amount,
+            budget=self._accountant,
+            noise=self._noise.spawn(),
+            definition=definition,
+            guarantee=lambda certified: histogram_guarantee(
+                self._noise.private, certified, self._unit, self._data.max_records, definition
+            ),
+            private_noise=self._noise.private,
+            unit=self._unit,
         )
 
     def _amount(self, epsilon: object, rho: object) -> Fraction:
