@@ -40,6 +40,7 @@ ALLOWED: dict[str, set[str]] = {
     "groupsize": {"errors", "_kernel", "_numeric", "guarantee"},
     "ingest": {"errors", "_kernel", "groupsize"},
     "records": {"errors", "_kernel", "ingest", "methods", "release", "session"},
+    "records2d": {"errors", "_kernel", "ingest", "session", "twod"},
     "export": {"errors", "_io", "ingest", "release"},
     "plot": {"errors", "_io", "release"},
     "metrics": {"errors", "workloads"},
@@ -58,7 +59,7 @@ ALLOWED: dict[str, set[str]] = {
     "__init__": {
         "errors", "_kernel", "accuracy", "datasets", "definitions", "export", "groupsize",
         "ingest", "methods", "metrics", "records", "release", "session", "synthetic",
-        "uncertainty", "workloads", "twod",
+        "uncertainty", "workloads", "twod", "records2d",
     },
     "__main__": {"cli"},
 }

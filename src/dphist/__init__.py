@@ -15,6 +15,7 @@ from . import (
     methods,
     metrics,
     synthetic,
+    twod,
     uncertainty,
     workloads,
 )
@@ -24,8 +25,10 @@ from .definitions import PureDP, zCDP
 from .errors import BudgetExceededError, DphistError, UnknownMethodError
 from .methods import MethodInfo, get_method, list_methods
 from .records import histogram
+from .records2d import histogram2d
 from .release import Release
 from .session import Session, publish, zcdp_methods
+from .twod import Release2D, list_grid_methods
 from .uncertainty import NoErrorBarError
 
 __version__ = "0.1.0"
@@ -39,6 +42,7 @@ __all__ = [
     "NoErrorBarError",
     "PureDP",
     "Release",
+    "Release2D",
     "Session",
     "UnknownMethodError",
     "accuracy",
@@ -49,13 +53,16 @@ __all__ = [
     "get_method",
     "groupsize",
     "histogram",
+    "histogram2d",
     "ingest",
     "linear_methods",
+    "list_grid_methods",
     "list_methods",
     "methods",
     "metrics",
     "publish",
     "synthetic",
+    "twod",
     "uncertainty",
     "workloads",
     "zCDP",

@@ -5,6 +5,7 @@
   in-memory column;
 * :mod:`~dphist.ingest.count`: the record domain (which values count, where, and how
   many per privacy unit) and the counting query;
+* :mod:`~dphist.ingest.count2d`: the same for two columns, into a 2-D histogram;
 * :mod:`~dphist.ingest.groups`: group sizes over a region hierarchy;
 * :mod:`~dphist.ingest.stream`: streamed counting of large files;
 * :mod:`~dphist.ingest.spark`: the same counts and group sizes computed in Spark,
@@ -26,6 +27,7 @@ from .binning import (
     parse_domain,
 )
 from .count import count, count_file, count_values, unit_bound
+from .count2d import count_grid, grid_binnings, grid_outside
 from .groups import read_group_tables
 from .sources import MAX_LINE_BYTES, file_format, split_line
 from .spark import is_spark_frame
@@ -39,8 +41,11 @@ __all__ = [
     "binning",
     "count",
     "count_file",
+    "count_grid",
     "count_values",
     "file_format",
+    "grid_binnings",
+    "grid_outside",
     "is_spark_frame",
     "outside_policy",
     "parse_domain",

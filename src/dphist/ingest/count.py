@@ -46,7 +46,16 @@ from .binning import Binning, label_number, outside_policy
 from .sources import Table, connect, first_line, open_file, open_values
 from .stream import stream_counts
 
-__all__ = ["bounded_sql", "count", "count_file", "count_values", "salt", "unit_bound"]
+__all__ = [
+    "bounded_sql",
+    "count",
+    "count_file",
+    "count_grid_table",
+    "count_values",
+    "grid_sql",
+    "salt",
+    "unit_bound",
+]
 
 _NUMERIC_TYPES = frozenset(
     (
@@ -111,8 +120,9 @@ def _register(con: Any, name: str, arrays: dict[str, np.ndarray]) -> None:
     con.register(name, {k: np.ascontiguousarray(v) for k, v in arrays.items()})
 
 
-def _edges_join(con: Any, x: str, binning: Binning) -> tuple[str, str]:
-    """(JOIN clause, bin expression) mapping ``x`` to its bin, exactly and streaming.
+def _edges_join(con: Any, x: str, binning: Binning, tag: str = "") -> tuple[str, str]:
+    """(JOIN clause, bin expression) mapping ``x`` to its bin, exactly and streaming
+    (``tag`` keeps the tables and aliases of several columns apart).
 
     ``cell(v) = floor((v - e_0) / h)`` over a uniform grid of [e_0, e_n] is monotone
     in ``v`` in floating point, so ``bin(x) = #{interior e_i <= x}`` is the number of
@@ -141,22 +151,24 @@ def _edges_join(con: Any, x: str, binning: Binning) -> tuple[str, str]:
         first[cell_of[starts]] = inner[starts]
     _register(
         con,
-        "dphist_cells",
+        f"dphist_cells{tag}",
         {"cell": np.arange(n_cells, dtype=np.int64), "base": base, "k": per_cell, "e": first},
     )
     crowded = np.flatnonzero(per_cell > 1)
     many = np.isin(cell_of, crowded)
-    _register(con, "dphist_crowded", {"cell": cell_of[many], "edge": inner[many]})
+    _register(con, f"dphist_crowded{tag}", {"cell": cell_of[many], "edge": inner[many]})
     cell = f"CAST(floor(({x} - {_double(e0)}) / {_double(h)}) AS BIGINT)"
+    c, m = f"c{tag}", f"m{tag}"
     join = (
-        f"JOIN dphist_cells AS c ON c.cell = {cell} LEFT JOIN (SELECT cell, list(edge) AS "
-        "edges FROM dphist_crowded GROUP BY cell) AS m ON m.cell = c.cell"
+        f"JOIN dphist_cells{tag} AS {c} ON {c}.cell = {cell} LEFT JOIN (SELECT cell, "
+        f"list(edge) AS edges FROM dphist_crowded{tag} GROUP BY cell) AS {m} ON "
+        f"{m}.cell = {c}.cell"
     )
     offset = (
-        "CASE WHEN c.k = 0 THEN 0 WHEN c.k = 1 THEN CAST(v.x >= c.e AS BIGINT) "
-        "ELSE len(list_filter(m.edges, lambda e: e <= v.x)) END"
+        f"CASE WHEN {c}.k = 0 THEN 0 WHEN {c}.k = 1 THEN CAST({x} >= {c}.e AS BIGINT) "
+        f"ELSE len(list_filter({m}.edges, lambda e: e <= {x})) END"
     )
-    return join, f"c.base + {offset}"
+    return join, f"{c}.base + {offset}"
 
 
 def _numeric_labels(binning: Binning) -> np.ndarray | None:
@@ -203,21 +215,7 @@ def _binned_sql(
         counted = f"SELECT {bin_expr} AS bin{v_u} FROM ({inside}) AS v {join}"
         checked = f"SELECT ok, {present} AS present, {x} IS NOT NULL AS valid FROM ({rec})"
         return counted, checked, f"SELECT CASE WHEN ok THEN x END AS x FROM ({values})"
-    keys = _numeric_labels(binning)
-    if keys is not None:
-        key = _number_sql("c0", sql_type, label)
-        _register(con, "dphist_labels", {"key": keys, "bin": np.arange(keys.size, dtype=np.int64)})
-    else:
-        if not _is_text(sql_type):
-            raise ValidationError(
-                f"column {label} has type {sql_type}, but some categories are not numbers"
-            )
-        key = "CAST(c0 AS VARCHAR)"
-        con.execute(
-            "CREATE OR REPLACE TEMP TABLE dphist_labels AS SELECT unnest($1::VARCHAR[]) AS key, "
-            "generate_subscripts($1::VARCHAR[], 1) - 1 AS bin",
-            [list(binning.categories or ())],
-        )
+    key, keys = _labels_table(con, "c0", sql_type, label, binning)
     values = f"SELECT ok, {key} AS key{u_sql} FROM ({rec})"
     counted = (
         f"SELECT l.bin AS bin{v_u} FROM ({values}) AS v JOIN dphist_labels AS l "
@@ -230,6 +228,71 @@ def _binned_sql(
         f"FROM ({values}) AS v LEFT JOIN dphist_labels AS l ON l.key = v.key"
     )
     return counted, checked, every
+
+
+def _labels_table(
+    con: Any, column: str, sql_type: str, label: str, binning: Binning, tag: str = ""
+) -> tuple[str, np.ndarray | None]:
+    """Register the table ``dphist_labels{tag}`` (``key``, ``bin``) of a categorical
+    binning; return the SQL key of ``column`` that matches it, and the labels as numbers
+    when they all are (then values match as numbers)."""
+    keys = _numeric_labels(binning)
+    if keys is not None:
+        table = {"key": keys, "bin": np.arange(keys.size, dtype=np.int64)}
+        _register(con, f"dphist_labels{tag}", table)
+        return _number_sql(column, sql_type, label), keys
+    if not _is_text(sql_type):
+        raise ValidationError(
+            f"column {label} has type {sql_type}, but some categories are not numbers"
+        )
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE dphist_labels{tag} AS SELECT unnest($1::VARCHAR[]) AS "
+        "key, generate_subscripts($1::VARCHAR[], 1) - 1 AS bin",
+        [list(binning.categories or ())],
+    )
+    return f"CAST({column} AS VARCHAR)", None
+
+
+def grid_sql(
+    con: Any,
+    table: Table,
+    columns: tuple[str, str],
+    binnings: tuple[Binning, Binning],
+    policies: tuple[str, str],
+    unit: str | None,
+) -> str:
+    """SQL of the records counted by a 2-D histogram, with column ``bin`` (the cell,
+    row-major: ``bin_a * n_b + bin_b``) and ``u``: a record counts when both of its
+    values count, each by the 1-D rules of its own binning (module doc)."""
+    wanted = [*columns, *([unit] if unit is not None else [])]
+    rec = table.records(wanted)
+    picks, keeps, joins, bins = [], [], [], []
+    for k, (binning, policy) in enumerate(zip(binnings, policies, strict=True)):
+        c, sql_type, label, tag = f"c{k}", table.columns[columns[k]], repr(columns[k]), f"_{k}"
+        if binning.numeric:
+            edges = binning.edges
+            assert edges is not None
+            lo, hi = _double(float(edges[0])), _double(float(edges[-1]))
+            x = _number_sql(c, sql_type, label)
+            inside = f"least(greatest({x}, {lo}), {hi})" if policy == "clip" else x
+            picks.append(f"{inside} AS x{k}")
+            keeps.append(
+                f"{x} IS NOT NULL" + ("" if policy == "clip" else f" AND {x} BETWEEN {lo} AND {hi}")
+            )
+            join, expr = _edges_join(con, f"v.x{k}", binning, tag)
+        else:
+            key, _ = _labels_table(con, c, sql_type, label, binning, tag)
+            picks.append(f"{key} AS x{k}")
+            keeps.append("true")
+            join = f"JOIN dphist_labels{tag} AS l{tag} ON l{tag}.key = v.x{k}"
+            expr = f"l{tag}.bin"
+        joins.append(join)
+        bins.append(expr)
+    u = ", c2 AS u" if unit is not None else ""
+    values = f"SELECT {', '.join(picks)}{u} FROM ({rec}) WHERE ok AND {' AND '.join(keeps)}"
+    n_b = binnings[1].n
+    cell = f"({bins[0]}) * {n_b} + ({bins[1]})"
+    return f"SELECT {cell} AS bin{', v.u' if unit else ''} FROM ({values}) AS v {' '.join(joins)}"
 
 
 def bounded_sql(counted: str, unit_type: str, k: int, salt: str) -> str:
@@ -339,6 +402,38 @@ def _count_table(
     out = np.zeros(binning.n, dtype=np.int64)
     out[np.asarray(result["bin"], dtype=np.int64)] = np.asarray(result["n"], dtype=np.int64)
     return out
+
+
+def count_grid_table(
+    con: Any,
+    table: Table,
+    columns: tuple[str, str],
+    binnings: tuple[Binning, Binning],
+    *,
+    outside: tuple[object, object],
+    privacy_unit: str | None,
+    max_records: int | None,
+    rng: object,
+    progress: Progress | None,
+) -> np.ndarray:
+    """The ``rows x cols`` counts of two columns of ``table`` (see :func:`grid_sql`): one
+    ``GROUP BY`` on the cell, after keeping at most ``max_records`` per unit."""
+    import duckdb
+
+    policies = tuple(outside_policy(b, o) for b, o in zip(binnings, outside, strict=True))
+    table.require(*columns, *([privacy_unit] if privacy_unit is not None else []))
+    key = salt(rng) if privacy_unit is not None else ""
+    try:
+        counted = grid_sql(con, table, columns, binnings, policies, privacy_unit)  # type: ignore[arg-type]
+        if privacy_unit is not None:
+            assert max_records is not None
+            counted = bounded_sql(counted, table.columns[privacy_unit], max_records, key)
+        result = _fetch(con, f"SELECT bin, count(*) AS n FROM ({counted}) GROUP BY bin", progress)
+    except duckdb.Error as exc:
+        raise ValidationError(f"cannot count {table.label}: {first_line(exc)}") from None
+    out = np.zeros(binnings[0].n * binnings[1].n, dtype=np.int64)
+    out[np.asarray(result["bin"], dtype=np.int64)] = np.asarray(result["n"], dtype=np.int64)
+    return out.reshape(binnings[0].n, binnings[1].n)
 
 
 def _check_strict(con: Any, checked: str, counted: str, unit: str | None, table: Table) -> None:
