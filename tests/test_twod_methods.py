@@ -44,16 +44,18 @@ def test_huge_epsilon_recovers_the_counts(method):
 
 def test_ugrid_with_a_public_total_hand_worked():
     """N = 800 records at epsilon 1 and c = 10: about 80 cells over 16 x 16, so squares of
-    side ceil(sqrt(256 / 80)) = 2: an 8 x 8 grid, each cell's count spread over 4 cells."""
+    side floor(sqrt(256 / 80)) = 1.79 -> 1; with c = 20, 40 cells: floor(sqrt(6.4)) = 2,
+    an 8 x 8 grid, each cell's count spread over 4 cells."""
     from dphist.twod.grids import grid_side, square_edges
 
-    assert grid_side((16, 16), 800 * 1.0 / 10) == 2
+    assert grid_side((16, 16), 800 * 1.0 / 10) == 1
+    assert grid_side((16, 16), 800 * 1.0 / 20) == 2
     assert square_edges(16, 2).tolist() == list(range(0, 17, 2))
     assert square_edges(5, 2).tolist() == [0, 2, 4, 5]
     x = np.zeros((16, 16), dtype=int)
     x[:8, :8] = 12
     x[8:10, 8:] = 2  # 800 records
-    rel = dh.publish(x, epsilon=1, method="UGrid", total=800, rng=0)
+    rel = dh.publish(x, epsilon=1, method="UGrid", total=800, c=20, rng=0)
     assert rel.params["total"] == 800 and len(rel.ledger) == 1
     blocks = rel.estimate.reshape(8, 2, 8, 2)
     assert np.allclose(blocks, blocks[:, :1, :, :1])  # constant on each 2 x 2 cell

@@ -1,8 +1,9 @@
 """Data-dependent 2-D blocks: PrivTree's quadtree decomposition and MWEM over rectangles.
 
-* :class:`QuadDecomposition` + :class:`LeafTotals`: PrivTree (Zhang, Xiao, Xie, SIGMOD
-  2016, §4: the quadtree of a spatial domain split by biased noisy counts, then one noisy
-  count per leaf); the kernel's :class:`~dphist._kernel.QuadSplit` releases the leaves.
+* :class:`QuadDecomposition` + :class:`~dphist.twod.privtree.LeafTotals`: PrivTree
+  (Zhang, Xiao, Xie, SIGMOD 2016, §4: the quadtree of a spatial domain split by biased
+  noisy counts, then noisy leaf counts); the kernel's :class:`~dphist._kernel.QuadSplit`
+  releases the leaves.
 * :class:`GridMWEM`: MWEM (Hardt, Ligett, McSherry, NIPS 2012, Algorithm 1) with
   rectangle queries, as DPBench's ``mwemND``.
 """
@@ -15,17 +16,15 @@ import numpy as np
 
 from .._kernel import GridSums, PrivateView, QuadSplit, RectangleSums, WorstRectangle, as_fraction
 from .._numeric.grid2d import prefix2d, rect_totals
-from .._numeric.rect_tree import QuadLayout, leaves_tree, paint
+from .._numeric.rect_tree import QuadLayout, paint
 from ..blocks import Block, State
-from ..blocks.base import weighting_variance
 from ..blocks.constraints import Interval, Options, Share, rules
 from ..blocks.mwem import replay_updates
 from ..errors import CompositionError
 from ..uncertainty.rectangles import RectErrorModel
 from .blocks import grid_shape
-from .grids import publish_tree
 
-__all__ = ["GridMWEM", "LeafTotals", "QuadDecomposition", "quadtree_rectangles"]
+__all__ = ["GridMWEM", "QuadDecomposition", "quadtree_rectangles"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,33 +45,6 @@ class QuadDecomposition(Block):
         shape = grid_shape(state)
         leaves = view.select(QuadSplit(QuadLayout(shape), "count", float(self.threshold)))
         return state.with_(notes={**state.notes, "leaves": leaves})
-
-
-@dataclass(frozen=True, kw_only=True)
-class LeafTotals(Block):
-    """One noisy total per released leaf rectangle, spread evenly over its cells.
-
-    Privacy: the leaves partition the grid, so their totals are one
-    :class:`~dphist._kernel.RectangleSums` measurement of sensitivity 1 (derived by the
-    kernel). The error model is the noise exactly plus the bracket of non-negative
-    counts for the spread within a leaf."""
-
-    label = "leaf_totals"
-    zcdp = True
-    spends = True
-
-    def run(self, state: State, view: PrivateView | None) -> State:
-        shape = grid_shape(state)
-        leaves = state.notes.get("leaves")
-        if leaves is None:
-            raise CompositionError("leaf_totals needs a decomposition block before it")
-        m = view.measure(RectangleSums(shape, *leaves))
-        tree = leaves_tree(shape, *leaves)
-        y = np.concatenate(([0.0], m.values.astype(np.float64)))
-        var = np.concatenate(
-            ([np.inf], np.full(m.values.size, float(weighting_variance(m.variance))))
-        )
-        return publish_tree(state, view, tree, y, var)
 
 
 def quadtree_rectangles(shape: tuple[int, int], depth: int) -> tuple[np.ndarray, ...]:

@@ -65,20 +65,32 @@ def equivalent_epsilon(state: State, budget: Fraction) -> float:
 
 
 def publish_tree(
-    state: State, view: PrivateView, tree: RectTree, y: np.ndarray, var: np.ndarray
+    state: State,
+    view: PrivateView,
+    tree: RectTree,
+    y: np.ndarray,
+    var: np.ndarray,
+    measured: list[tuple[np.ndarray, float]] | None = None,
 ) -> State:
     """Least squares over ``tree`` measured with ``y`` (variances ``var``, ``inf`` where
     unmeasured); the leaves' estimates spread evenly over their cells. The error model is
     exact for the noise; leaves of more than one cell add the bracket of non-negative
-    counts (the truth lies between the leaves inside a rectangle and those it meets)."""
+    counts (the truth lies between the leaves inside a rectangle and those it meets).
+    ``measured`` lists the node sets measured and their variances when a node may be
+    measured more than once (``y``, ``var``: the precision-weighted combination)."""
     est = gls(tree.first_child, tree.n_children, y, var)
     leaves = tree.leaves
     cells = paint(
         tree.shape, tree.r0[leaves], tree.r1[leaves], tree.c0[leaves], tree.c1[leaves], est[leaves]
     )
     law = law_of(view)
-    measured = np.isfinite(var)
-    k4 = np.where(measured, fourth_cumulant(np.where(measured, var, 1.0), law), 0.0)
+    if measured is None:  # one measurement per measured node
+        finite = np.isfinite(var)
+        k4 = np.where(finite, fourth_cumulant(np.where(finite, var, 1.0), law), 0.0)
+    else:  # nodes measured in several sets: their precision-weighted average
+        k4 = np.zeros(tree.n_nodes)
+        for nodes, v in measured:
+            k4[nodes] += (var[nodes] / v) ** 4 * float(fourth_cumulant(v, law))
     noise = TreeNoise2D(tree.shape, rect_factors(tree, var, k4), law, estimates=est)
     whole = bool(np.all(tree.area[leaves] == 1))
     model = RectErrorModel(noise, "none" if whole else "bracket")

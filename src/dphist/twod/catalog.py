@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from ..blocks import REST, AbsoluteErrorGrouping, FixedQueries, Pipeline
 from ..methods.registry import Registry
-from .adaptive import GridMWEM, LeafTotals, QuadDecomposition
+from .adaptive import GridMWEM, QuadDecomposition
 from .blocks import GridHierarchy, GridTotal, GridWavelet, NoisyCells
 from .grids import AdaptiveGrid, UniformGrid
+from .privtree import LeafTotals
 
 __all__ = ["GRID_METHODS", "ORDERS"]
 
@@ -97,7 +98,7 @@ def _sized(block: object, total: object, total_share: object) -> Pipeline:
     aliases=("ug", "ugrid"),
     complexity="O(N)",
 )
-def ugrid(*, c: float = 10.0, total: float | None = None, total_share: float = 0.05) -> Pipeline:
+def ugrid(*, c: float = 10.0, total: float | None = None, total_share: float = 0.01) -> Pipeline:
     return _sized(UniformGrid(share=REST, c=c, total=total), total, total_share)
 
 
@@ -114,7 +115,7 @@ def agrid(
     c: float = 10.0,
     alpha: float = 0.5,
     total: float | None = None,
-    total_share: float = 0.05,
+    total_share: float = 0.01,
 ) -> Pipeline:
     return _sized(AdaptiveGrid(share=REST, c=c, alpha=alpha, total=total), total, total_share)
 
@@ -127,8 +128,13 @@ def agrid(
     aliases=("privtree", "privtree2d"),
     complexity="O(N)",
 )
-def privtree(*, ratio: float = 0.5, threshold: float = 0.0) -> Pipeline:
-    return Pipeline((QuadDecomposition(share=ratio, threshold=threshold), LeafTotals(share=REST)))
+def privtree(*, ratio: float = 0.5, threshold: float = 0.0, levels: str = "auto") -> Pipeline:
+    # levels="leaves" is PrivTree as published (one noisy count per leaf); "auto" also
+    # measures the coarser frontier of the decomposition that least squares serves best
+    # (dphist.twod.privtree), chosen from public facts.
+    return Pipeline(
+        (QuadDecomposition(share=ratio, threshold=threshold), LeafTotals(share=REST, levels=levels))
+    )
 
 
 @register(

@@ -50,11 +50,12 @@ def square_edges(length: int, side: int) -> np.ndarray:
 
 
 def grid_side(shape: tuple[int, int], cells: float) -> int:
-    """DPBench's square cell side for about ``cells`` cells over the grid:
-    ``ceil(sqrt(rows cols / cells))``, at least 1; the whole grid when ``cells <= 1``."""
+    """The square cell side for about ``cells`` cells over the grid: ``floor(sqrt(rows
+    cols / cells))``, at least 1, rounded down as DPBench's UG and AG do (so never fewer
+    cells than asked); the whole grid when ``cells <= 1``."""
     if not cells > 1:
         return max(shape)
-    return max(math.ceil(math.sqrt(shape[0] * shape[1] / cells) - 1e-12), 1)
+    return max(math.floor(math.sqrt(shape[0] * shape[1] / cells) + 1e-12), 1)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -122,17 +123,17 @@ class AdaptiveGrid(Block):
         alpha = as_fraction(self.alpha, name="alpha")
         eps1 = budget * alpha
         eps = release_epsilon(state)
-        m1 = max(10, math.ceil(math.sqrt(max(n_records, 0.0) * eps / self.c) / 4.0))
+        m1 = max(10, math.floor(math.sqrt(max(n_records, 0.0) * eps / self.c) / 4.0))
         side = grid_side(shape, m1 * m1)
         re, ce = square_edges(rows, side), square_edges(cols, side)
         coarse = view.measure(GridSums(shape, re, ce), epsilon=eps1)
         # each cell's sub-grid from its noisy count (released)
         eps2 = eps * (1.0 - float(alpha))
-        m2 = np.ceil(np.sqrt(np.maximum(coarse.values, 0) * eps2 / (self.c / 2.0)))
-        m2 = np.maximum(m2, 1.0)
+        m2 = np.floor(np.sqrt(np.maximum(coarse.values, 0) * eps2 / (self.c / 2.0)))
+        m2 = np.maximum(m2, 1.0)  # rounded down as DPBench's AG does
         heights = np.repeat(np.diff(re), ce.size - 1)
         widths = np.tile(np.diff(ce), re.size - 1)
-        sub = np.ceil(np.sqrt(heights * widths / m2**2) - 1e-12).clip(1)
+        sub = np.floor(np.sqrt(heights * widths / m2**2) + 1e-12).clip(1)
         parts_r = np.ceil(heights / sub).astype(np.int64)
         parts_c = np.ceil(widths / sub).astype(np.int64)
         tree = nested_grid_tree(shape, re, ce, parts_r, parts_c)

@@ -97,6 +97,7 @@ from .bounds import (
     suite_false_alarm_bound,
 )
 from .events import EventResult
+from .grid import grid_catalogue, grid_mechanism, standard_grid
 from .ledger import MEASUREMENT_PRIMITIVES, SELECTION_PRIMITIVES, LedgerReport, ledger_check
 from .mechanisms import (
     Mechanism,
@@ -137,6 +138,8 @@ __all__ = [
     "delta_lower_bound",
     "epsilon_lower_bound",
     "function_mechanism",
+    "grid_catalogue",
+    "grid_mechanism",
     "ledger_check",
     "method_catalogue",
     "method_mechanism",
@@ -145,6 +148,7 @@ __all__ = [
     "pipeline_mechanism",
     "probe_boundaries",
     "seeded_laplace",
+    "standard_grid",
     "standard_histogram",
     "suite_false_alarm_bound",
     "zcdp_claim",
