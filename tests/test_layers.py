@@ -34,7 +34,7 @@ ALLOWED: dict[str, set[str]] = {
     "session": {"errors", "_kernel", "methods", "guarantee", "release", "definitions", "twod"},
     "twod": {
         "errors", "_io", "_kernel", "_numeric", "blocks", "methods", "uncertainty", "workloads",
-        "release", "plot",
+        "release", "plot", "ingest",
     },
     "accuracy": {"errors", "methods", "session", "uncertainty", "workloads"},
     "groupsize": {"errors", "_kernel", "_numeric", "guarantee"},
@@ -49,7 +49,7 @@ ALLOWED: dict[str, set[str]] = {
     "resources": {"errors"},
     "cli": {
         "errors", "_kernel", "accuracy", "export", "groupsize", "ingest", "methods", "plot",
-        "release", "resources", "session", "synthetic", "uncertainty", "__init__", "lab",
+        "release", "resources", "session", "synthetic", "uncertainty", "__init__", "lab", "twod",
     },
     "lab": {
         "errors", "_io", "_kernel", "_numeric", "blocks", "methods", "session", "release",

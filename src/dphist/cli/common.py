@@ -20,6 +20,7 @@ from .._kernel import validate_epsilon
 from ..errors import DphistError, UnknownMethodError
 from ..methods import get_method
 from ..release import Release
+from ..twod import grid_method
 
 app = typer.Typer(
     name="dphist",
@@ -127,7 +128,10 @@ def parse_method(value: str) -> str:
     try:
         return get_method(value).name
     except UnknownMethodError as exc:
-        raise typer.BadParameter(str(exc)) from None
+        try:  # a 2-D method (publish --column A,B)
+            return grid_method(value).name
+        except DphistError:
+            raise typer.BadParameter(str(exc)) from None
 
 
 def parse_params(items: Sequence[str] | None) -> dict[str, int | float | str]:

@@ -17,6 +17,7 @@ from .. import export, synthetic
 from ..methods import list_methods
 from ..release import Release
 from ..session import publish
+from ..twod import list_grid_methods
 from .common import (
     Epsilon,
     Seed,
@@ -120,10 +121,11 @@ def demo(
 @app.command("methods")
 def methods_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    grid: Annotated[bool, typer.Option("--2d", help="List the 2-D methods.")] = False,
 ) -> None:
     """List the registered methods."""
     rows = []
-    for m in list_methods():
+    for m in list_grid_methods() if grid else list_methods():
         split = m.budget_split()
         rows.append((m, split))
     if as_json:

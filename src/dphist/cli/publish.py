@@ -40,6 +40,7 @@ from .common import (
     status,
     usage,
 )
+from .publish2d import grid_columns, publish_grid_file
 
 PREVIEW_ROWS = 10
 PROGRESS_BYTES = 100 * 2**20  # show counting progress for input files above this size
@@ -301,11 +302,21 @@ def publish_file(
     max_records: MaxRecords = None, strict: Strict = False, out: Out = None, plot: Plot = None,
     seed: Seed = None,
 ) -> None:  # fmt: skip
-    """Count one column of a file over public bins and publish it privately.
+    """Count one column (or two: --column A,B, a 2-D histogram) of a file over public bins
+    and publish it privately.
 
     Records are dropped, never reported, when malformed or without a valid value; see
     'Record domain' in docs/privacy.md.
     """
+    pair = grid_columns(column)
+    if pair is not None:  # two columns: dphist.cli.publish2d
+        return publish_grid_file(
+            source, pair, method=method, epsilon=epsilon, rho=rho, delta=delta, bins=bins,
+            binning_options={"edges": edges, "domain": domain, "categories": categories},
+            categories_file=_categories_option, outside=outside, params=param,
+            privacy_unit=privacy_unit, max_records=max_records, out=out, plot=plot, seed=seed,
+            extra=(workload, time_budget, auto_share, True if strict else None),
+        )  # fmt: skip
     cats = None if categories is None else _categories_option(categories)
     binning_options = {"edges": edges, "domain": domain, "categories": cats}
     req = _check(
