@@ -1,6 +1,7 @@
 """The project's promises to a newcomer: two commands, and CI runs the README's."""
 
 import re
+import shlex
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,12 +52,13 @@ def test_readme_publish_commands_run(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     rng = np.random.default_rng(0)
     ages, ids = rng.integers(0, 100, 300), rng.integers(0, 50, 300)
-    rows = [f"{a},p{p}" for a, p in zip(ages, ids, strict=True)]
-    (tmp_path / "visits.csv").write_text("age,patient\n" + "\n".join(rows) + "\n")
+    places = rng.choice(["north", "south", "east", "west"], 300)
+    rows = [f"{a},p{p},{r}" for a, p, r in zip(ages, ids, places, strict=True)]
+    (tmp_path / "visits.csv").write_text("age,patient,region\n" + "\n".join(rows) + "\n")
     regions = ", ".join(f"('{r}')" for r in rng.choice(["north", "south", "east"], 50))
     duckdb.sql(f"COPY (SELECT * FROM (VALUES {regions}) AS t(region)) TO 'sales.parquet'")
     lines = [
-        line.split("#")[0].split()
+        shlex.split(line.split("#")[0])
         for block in _blocks("bash")
         for line in block.splitlines()
         if line.startswith("dphist publish")

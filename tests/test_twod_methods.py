@@ -187,3 +187,59 @@ def test_intervals_cover_95_percent_of_rectangles(method):
         low, high = rel.intervals(*w.rectangles())
         hits.append((low <= truth) & (truth <= high))
     assert 0.94 <= np.mean(hits) <= 0.96
+
+
+def test_privtree_counts_over_fixed_leaves_have_the_stated_variance():
+    """The leaves (and the frontier least squares measures beside them, measured twice
+    where a leaf lies on it) published over 300 seeds: the model's variance of each
+    rectangle against the empirical one (a 20% band: sums of few Laplace draws have heavy
+    tails, so a variance from 300 draws scatters by about 10%)."""
+    from dataclasses import dataclass
+
+    from dphist._kernel import Accountant, protect_grid
+    from dphist._kernel.noise import GeneratorBits, NoiseSource
+    from dphist.blocks import Block
+    from dphist.methods.run import run
+    from dphist.twod.privtree import LeafTotals
+
+    x = grid((16, 16), 8)
+    # a quadtree decomposition: two quadrants split once more, two kept whole
+    r0 = np.array([0, 0, 4, 4, 0, 8, 8, 8, 12, 12])
+    r1 = np.array([4, 4, 8, 8, 8, 16, 12, 12, 16, 16])
+    c0 = np.array([0, 4, 0, 4, 8, 0, 8, 12, 8, 12])
+    c1 = np.array([4, 8, 4, 8, 16, 8, 12, 16, 12, 16])
+
+    @dataclass(frozen=True, kw_only=True)
+    class Given(Block):
+        label = "given_leaves"
+
+        def run(self, state, view):
+            return state.with_(notes={"leaves": (r0, r1, c0, c1)})
+
+    data = protect_grid(x)
+    rects = (np.array([0, 2, 5, 0]), np.array([16, 9, 13, 4]), np.array([0, 3, 1, 0]),
+             np.array([16, 14, 9, 16]))  # fmt: skip
+    answers, models = [], []
+    for seed in range(300):
+        root = Accountant(Fraction(1, 4), label="test")
+        out = run([Given(), LeafTotals(share=1)], data, epsilon=Fraction(1, 4),
+                  budget=root.child(Fraction(1, 4), label="t"),
+                  noise=NoiseSource(GeneratorBits(np.random.default_rng(seed))))  # fmt: skip
+        rel = dh.twod.Release2D(out.estimate.reshape(16, 16), "t", {}, Fraction(1, 4), out.ledger,
+                                False, "", out.uncertainty)  # fmt: skip
+        answers.append(rel.rects(*rects))
+        models.append(rel.uncertainty.noise.variance(*rects))  # the noise (no bracket)
+    ratio = np.var(answers, axis=0) / np.mean(models, axis=0)
+    assert np.all((ratio > 0.8) & (ratio < 1.2)), ratio
+
+
+def test_heat_map_is_written(tmp_path):
+    pytest.importorskip("matplotlib")
+    from dphist.twod.plot import plot_grid
+
+    x = grid((8, 6), 9)
+    rel = dh.publish(x, epsilon=1, method="HB2D", rng=0)
+    path = plot_grid(rel, tmp_path / "grid.png", true=x, labels=(None, list("abcdef")))
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValidationError):
+        plot_grid(rel, tmp_path / "bad.png", true=np.zeros((3, 3)))

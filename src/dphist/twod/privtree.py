@@ -25,7 +25,7 @@ from .._numeric.rect_tree import QuadLayout, RectTree, rect_factors, rect_moment
 from ..blocks import Block, State
 from ..blocks.base import planned_variance, weighting_variance
 from ..blocks.constraints import Options, rules
-from ..errors import CompositionError
+from ..errors import CompositionError, InternalError
 from ..workloads import random_rectangles
 from .blocks import grid_shape, publish_tree
 
@@ -55,6 +55,12 @@ def decomposition_tree(
         levels.append((*kids[:4], parent_index))
         active = kids[:4]
     tree = tree_from_levels(shape, levels)
+    found = tree.leaves
+    if (
+        set(zip(*(a[found].tolist() for a in (tree.r0, tree.r1, tree.c0, tree.c1)), strict=True))
+        != known
+    ):
+        raise InternalError("the released leaves are not those of a quadtree decomposition")
     sizes = [1] + [lv[0].size for lv in levels]
     return tree, np.repeat(np.arange(len(sizes)), sizes)
 
