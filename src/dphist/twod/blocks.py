@@ -24,6 +24,7 @@ from .._numeric.rect_tree import (
     level_tree,
     paint,
     rect_factors,
+    rect_moments,
     tree_from_levels,
 )
 from .._numeric.tree import gls
@@ -36,14 +37,18 @@ from ..blocks.tree import split_epsilon
 from ..errors import CompositionError
 from ..uncertainty.rectangles import CellNoise, HaarNoise2D, RectErrorModel, TreeNoise2D
 from ..uncertainty.tails import fourth_cumulant
+from ..workloads import random_rectangles
 
 __all__ = [
+    "PLAN_SAMPLE",
     "GridHierarchy",
     "GridTotal",
     "GridWavelet",
     "NoisyCells",
+    "best_plan",
     "equivalent_epsilon",
     "grid_shape",
+    "plan_variances",
     "publish_tree",
 ]
 
@@ -95,6 +100,37 @@ def publish_tree(
     whole = bool(np.all(tree.area[leaves] == 1))
     model = RectErrorModel(noise, "none" if whole else "bracket")
     return state.with_(estimate=cells.ravel(), uncertainty=model)
+
+
+PLAN_SAMPLE = 400
+"""Public random rectangles a measurement plan is scored on."""
+
+
+def plan_variances(tree: RectTree, measured: list[tuple[np.ndarray, float]]) -> np.ndarray:
+    """Each node's measurement variance when the node sets in ``measured`` are measured
+    with the given variances (a node measured twice: the combined variance; ``inf``:
+    not measured)."""
+    precision = np.zeros(tree.n_nodes)
+    for nodes, var in measured:
+        precision[nodes] += 1.0 / var
+    with np.errstate(divide="ignore"):
+        return np.where(precision > 0, 1.0 / precision, np.inf)
+
+
+def best_plan(state: State, tree: RectTree, plans: list[list[tuple[np.ndarray, Fraction]]]) -> int:
+    """The index of the plan (node sets and the budget each gets) whose least-squares
+    estimates of :data:`PLAN_SAMPLE` public random rectangles have the smallest mean
+    noise variance (exact, :func:`~dphist._numeric.rect_tree.rect_moments`). Public
+    arithmetic on a released structure: post-processing."""
+    sample = random_rectangles(tree.shape, PLAN_SAMPLE, seed=0).rectangles()
+    scores = []
+    for plan in plans:
+        measured = [
+            (nodes, float(weighting_variance(planned_variance(state, b)))) for nodes, b in plan
+        ]
+        var, _, _ = rect_moments(rect_factors(tree, plan_variances(tree, measured)), *sample)
+        scores.append(float(var.mean()))
+    return int(np.argmin(scores))
 
 
 @dataclass(frozen=True, kw_only=True)

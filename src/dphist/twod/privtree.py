@@ -21,19 +21,17 @@ from fractions import Fraction
 import numpy as np
 
 from .._kernel import PrivateView, RectangleSums
-from .._numeric.rect_tree import QuadLayout, RectTree, rect_factors, rect_moments, tree_from_levels
+from .._numeric.rect_tree import QuadLayout, RectTree, tree_from_levels
 from ..blocks import Block, State
-from ..blocks.base import planned_variance, weighting_variance
+from ..blocks.base import weighting_variance
 from ..blocks.constraints import Options, rules
 from ..errors import CompositionError, InternalError
-from ..workloads import random_rectangles
-from .blocks import grid_shape, publish_tree
+from .blocks import best_plan, grid_shape, plan_variances, publish_tree
 
 __all__ = ["LeafTotals", "decomposition_tree", "frontier"]
 
 SHARES = (Fraction(1, 4), Fraction(1, 2))
 """Shares of the counts' budget a coarser frontier may take."""
-_SAMPLE = 400  # public random rectangles scoring a plan
 
 
 def decomposition_tree(
@@ -70,39 +68,19 @@ def frontier(tree: RectTree, depth: np.ndarray, d: int) -> np.ndarray:
     return np.flatnonzero((depth == d) | ((depth < d) & (tree.n_children == 0)))
 
 
-def _variances(tree: RectTree, measured: list[tuple[np.ndarray, float]]) -> np.ndarray:
-    """Each node's measurement variance when the node sets in ``measured`` are measured
-    with the given variances (a node measured twice: the combined variance)."""
-    precision = np.zeros(tree.n_nodes)
-    for nodes, var in measured:
-        precision[nodes] += 1.0 / var
-    with np.errstate(divide="ignore"):
-        return np.where(precision > 0, 1.0 / precision, np.inf)
-
-
 def choose_plan(
     state: State, tree: RectTree, depth: np.ndarray, budget: Fraction
 ) -> tuple[int, Fraction]:
     """``(d, share)``: the frontier to measure with ``share`` of ``budget`` besides the
-    leaves (``d = 0``: the leaves only), minimising the mean variance of the estimates of
-    :data:`_SAMPLE` public random rectangles."""
-    leaves = tree.leaves
-    sample = random_rectangles(tree.shape, _SAMPLE, seed=0).rectangles()
-    best = (np.inf, 0, Fraction(0))
+    leaves (``d = 0``: the leaves only), by :func:`~dphist.twod.blocks.best_plan`."""
     options = [(0, Fraction(0))] + [(d, s) for d in range(1, int(depth.max())) for s in SHARES]
+    plans = []
     for d, share in options:
-        plan = [(leaves, weighting_variance(planned_variance(state, budget * (1 - share))))]
+        plan = [(tree.leaves, budget * (1 - share))]
         if d:
-            plan.append(
-                (
-                    frontier(tree, depth, d),
-                    weighting_variance(planned_variance(state, budget * share)),
-                )
-            )
-        var, _, _ = rect_moments(rect_factors(tree, _variances(tree, plan)), *sample)
-        if var.mean() < best[0]:
-            best = (float(var.mean()), d, share)
-    return best[1], best[2]
+            plan.append((frontier(tree, depth, d), budget * share))
+        plans.append(plan)
+    return options[best_plan(state, tree, plans)]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -142,7 +120,7 @@ class LeafTotals(Block):
             y_sum[nodes] += m.values / var
             precision[nodes] += 1.0 / var
             measured.append((nodes, var))
-        var = _variances(tree, measured)
+        var = plan_variances(tree, measured)
         y = np.where(precision > 0, y_sum / np.where(precision > 0, precision, 1.0), 0.0)
         out = publish_tree(state, view, tree, y, var, measured)
         return out.with_(notes={**state.notes, "frontier": (d, str(share))})
