@@ -150,7 +150,7 @@ def test_zcdp_forms_run(method):
 LINEAR = ["identity", "HB2D", "QuadTree", "Privelet"]
 
 
-@pytest.mark.parametrize("method", LINEAR)
+@pytest.mark.parametrize("method", [*LINEAR, "hilbert:H"])
 def test_stated_variance_is_the_noise_variance(method):
     """The model's variance of a rectangle's estimate against the empirical variance over
     300 seeded releases (a 15% band: the standard error of a variance from 300 draws of

@@ -24,7 +24,7 @@ from ..errors import ValidationError
 from ..methods import get_method
 from ..methods.registry import MethodInfo
 from ..methods.run import Outcome, run
-from ..uncertainty import ErrorModel
+from ..uncertainty import ErrorModel, Groups
 from ..uncertainty.rectangles import OrderNoise, RectErrorModel
 from .catalog import GRID_METHODS, ORDERS
 from .release import Release2D
@@ -111,8 +111,11 @@ def _ordered_model(model: Any, shape, order, outcome: Outcome, cells) -> RectErr
         return RectErrorModel.without(reason)
     if model.bias.kind == "none":
         return RectErrorModel(OrderNoise(shape, model.noise, order))
-    if outcome.groups is None:
-        return RectErrorModel.without("the groups the estimate is spread over were not released")
+    if outcome.groups is None or not Groups(outcome.groups).contiguous:
+        return RectErrorModel.without(
+            "the estimate is spread over groups that are not runs of the curve (or not "
+            "released); nothing released bounds a rectangle's error quickly"
+        )
     noise = OrderNoise(shape, model.noise, order, labels=outcome.groups, estimate=cells)
     return RectErrorModel(noise, "bracket")
 
