@@ -115,6 +115,17 @@ def test_mwem_takes_a_public_workload_as_candidates():
     assert len(rel.ledger) == 5 + 6
 
 
+def test_error_bars_along_the_curve_are_those_of_the_cells():
+    """hilbert:identity is identity in another order: the same exact variance of every
+    rectangle (through the 1-D model of the bins along the curve)."""
+    x = grid((6, 5), 11)
+    a = dh.publish(x, epsilon=1, method="hilbert:identity", rng=0)
+    b = dh.publish(x, epsilon=1, method="identity", rng=0)
+    rects = (np.array([0, 1, 3]), np.array([6, 4, 4]), np.array([0, 2, 1]), np.array([5, 3, 2]))
+    np.testing.assert_allclose(a.rects(*rects, stderr=True)[1], b.rects(*rects, stderr=True)[1])
+    np.testing.assert_allclose(a.stderr, b.stderr)
+
+
 def test_hilbert_option_runs_any_1d_method():
     x = grid((8, 8), 5)
     rel = dh.publish(x, epsilon=1, method="hilbert:AHP", rng=0)
@@ -153,8 +164,8 @@ LINEAR = ["identity", "HB2D", "QuadTree", "Privelet"]
 @pytest.mark.parametrize("method", [*LINEAR, "hilbert:H"])
 def test_stated_variance_is_the_noise_variance(method):
     """The model's variance of a rectangle's estimate against the empirical variance over
-    300 seeded releases (a 15% band: the standard error of a variance from 300 draws of
-    nearly normal noise is about 8%)."""
+    300 seeded releases (a 20% band: the standard error of a variance from 300 draws is
+    about 8% for nearly normal noise, 13% for one Laplace draw, as H's total is)."""
     x = grid((6, 5), 6)
     rects = (
         np.array([0, 1, 2, 0]),
@@ -168,7 +179,7 @@ def test_stated_variance_is_the_noise_variance(method):
     rel = dh.publish(x, epsilon=1, method=method, rng=0)
     _, se = rel.rects(*rects, stderr=True)
     ratio = answers.var(axis=0) / se**2
-    assert np.all((ratio > 0.85) & (ratio < 1.15)), ratio
+    assert np.all((ratio > 0.8) & (ratio < 1.2)), ratio
     truth = np.array([x[a:b, c:d].sum() for a, b, c, d in zip(*rects, strict=True)])
     assert np.all(np.abs(answers.mean(axis=0) - truth) < 4 * se / np.sqrt(300))
 
