@@ -229,27 +229,35 @@ def nested_grid_tree(
     col_edges: np.ndarray,
     row_parts: np.ndarray,
     col_parts: np.ndarray,
+    side: np.ndarray | None = None,
 ) -> RectTree:
     """A root, the cells of a grid (row-major) and, inside cell ``k``, a grid of
     ``row_parts[k] x col_parts[k]`` near-equal cells (an adaptive grid's layout); the
-    parts are capped by the cell's size."""
+    parts are capped by the cell's size. With ``side``, cell ``k``'s sub-cells are
+    squares of ``side[k]`` bins from its top-left corner, the last ones truncated (as
+    DPBench's AG lays them; the parts must then be ``ceil(size / side)``)."""
     re, ce = np.asarray(row_edges, dtype=np.int64), np.asarray(col_edges, dtype=np.int64)
     nr, nc = re.size - 1, ce.size - 1
     a, b = np.divmod(np.arange(nr * nc, dtype=np.int64), nc)
     level1 = (re[a], re[a + 1], ce[b], ce[b + 1], np.zeros(nr * nc, dtype=np.int64))
-    level2 = _sub_grids(re[a], re[a + 1], ce[b], ce[b + 1], np.asarray(row_parts, dtype=np.int64),
-                        np.asarray(col_parts, dtype=np.int64))  # fmt: skip
+    rp = np.clip(np.asarray(row_parts, dtype=np.int64), 1, re[a + 1] - re[a])
+    cp = np.clip(np.asarray(col_parts, dtype=np.int64), 1, ce[b + 1] - ce[b])
+    step = np.zeros(rp.size, dtype=np.int64) if side is None else np.asarray(side, dtype=np.int64)
+    level2 = _fill_sub_grids(re[a], re[a + 1], ce[b], ce[b + 1], rp, cp, step)
     return tree_from_levels(shape, [level1, level2])
 
 
-def _sub_grids(r0, r1, c0, c1, rp, cp) -> tuple[np.ndarray, ...]:
-    rp = np.clip(rp, 1, r1 - r0)
-    cp = np.clip(cp, 1, c1 - c0)
-    return _fill_sub_grids(r0, r1, c0, c1, rp, cp)
+@njit(cache=True)
+def _cut(lo, size, parts, step, i):  # pragma: no cover - compiled
+    """The ``i``-th of ``parts`` cuts of ``[lo, lo + size)``: near-equal (``step`` 0) or
+    runs of ``step`` from the start, the last truncated."""
+    if step > 0:
+        return lo + min(i * step, size)
+    return lo + (i * size) // parts
 
 
 @njit(cache=True)
-def _fill_sub_grids(r0, r1, c0, c1, rp, cp):  # pragma: no cover - compiled
+def _fill_sub_grids(r0, r1, c0, c1, rp, cp, step):  # pragma: no cover - compiled
     total = 0
     for k in range(r0.size):
         total += rp[k] * cp[k]
@@ -258,12 +266,12 @@ def _fill_sub_grids(r0, r1, c0, c1, rp, cp):  # pragma: no cover - compiled
     for k in range(r0.size):
         hr, hc = r1[k] - r0[k], c1[k] - c0[k]
         for i in range(rp[k]):
-            top = r0[k] + (i * hr) // rp[k]
-            bottom = r0[k] + ((i + 1) * hr) // rp[k]
+            top = _cut(r0[k], hr, rp[k], step[k], i)
+            bottom = _cut(r0[k], hr, rp[k], step[k], i + 1)
             for j in range(cp[k]):
                 out[0, m], out[1, m] = top, bottom
-                out[2, m] = c0[k] + (j * hc) // cp[k]
-                out[3, m] = c0[k] + ((j + 1) * hc) // cp[k]
+                out[2, m] = _cut(c0[k], hc, cp[k], step[k], j)
+                out[3, m] = _cut(c0[k], hc, cp[k], step[k], j + 1)
                 out[4, m] = k
                 m += 1
     return out[0], out[1], out[2], out[3], out[4]

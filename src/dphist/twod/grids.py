@@ -136,7 +136,7 @@ class AdaptiveGrid(Block):
         sub = np.floor(np.sqrt(heights * widths / m2**2) + 1e-12).clip(1)
         parts_r = np.ceil(heights / sub).astype(np.int64)
         parts_c = np.ceil(widths / sub).astype(np.int64)
-        tree = nested_grid_tree(shape, re, ce, parts_r, parts_c)
+        tree = nested_grid_tree(shape, re, ce, parts_r, parts_c, sub.astype(np.int64))
         fine_nodes = slice(1 + coarse.values.size, tree.n_nodes)
         fine = view.measure(
             RectangleSums(shape, *(a[fine_nodes] for a in (tree.r0, tree.r1, tree.c0, tree.c1)))
