@@ -25,7 +25,7 @@ from .._kernel import Charge
 from .._kernel.zcdp import approx_dp_epsilon
 from .._numeric.grid2d import prefix2d
 from ..errors import InputTypeError, WorkloadError
-from ..release import json_default, json_value
+from ..release import json_default, provenance
 from ..uncertainty import NoErrorBarError
 from ..uncertainty.rectangles import RectErrorModel
 
@@ -215,17 +215,7 @@ class Release2D:
         """A JSON-safe description (no seeds, no true data, no run times)."""
         se = self.stderr
         return {
-            "method": self.method,
-            "params": {k: json_value(v) for k, v in self.params.items()},
-            "epsilon": float(self.epsilon),
-            "epsilon_exact": str(self.epsilon),
-            "spent_exact": str(self.spent),
-            "definition": self.definition,
-            **({"rho": float(self.epsilon)} if self.definition == "zcdp" else {}),
-            "private": self.private,
-            "guarantee": self.guarantee,
-            "privacy_unit": self.privacy_unit,
-            "max_records": self.max_records,
+            **provenance(self),
             "shape": list(self.shape),
             "estimate": self.estimate.tolist(),
             "stderr": None if se is None else se.tolist(),
