@@ -244,7 +244,7 @@ def test_library_errors_map_to_exit_codes(capsys, monkeypatch, exc, code, prefix
 
 
 def test_methods_table(capsys):
-    code, out, _ = run(capsys, "methods")
+    code, out, _ = run(capsys, "methods", "--long")
     assert code == 0
     for word in ("identity", "uniform", "lpa", "Dwork"):
         assert word in out
@@ -262,7 +262,7 @@ def test_methods_json(capsys):
 
 
 def test_methods_table_shows_blocks_budget_and_complexity(capsys):
-    code, out, _ = run(capsys, "methods")
+    code, out, _ = run(capsys, "methods", "--long")
     assert code == 0
     for header in ("paper", "blocks", "budget split", "complexity"):
         assert header in out

@@ -61,7 +61,7 @@ def test_two_columns_with_their_own_binnings(capsys, visits):
         estimate[int(r["row"]), int(r["col"])] = float(r["estimate"])
     np.testing.assert_allclose(estimate, expect, atol=1e-3)
     assert set(rows[0]) >= {"row_label", "col_label", "stderr", "lower", "upper"}
-    assert rows[0]["row_label"] == "[0, 10)" and rows[3]["col_label"] == "west"
+    assert rows[0]["row_label"] == "(-inf, 10)" and rows[3]["col_label"] == "west"
     ledger = json.loads(Path("cells.csv.ledger.json").read_text())
     assert ledger["columns"] == ["age", "region"] and ledger["release"]["method"] == "identity"
     assert ledger["binnings"][1]["kind"] == "categories"

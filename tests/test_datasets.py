@@ -200,8 +200,10 @@ def test_missing_explicit_folder_is_unavailable(isolated: Path):
 
 
 def test_nothing_found_message_says_where_and_how(isolated: Path, monkeypatch: pytest.MonkeyPatch):
-    # Restrict the upward search to the temporary tree, which has no shared/ folder.
+    # Restrict the search to the temporary tree and find nothing, whatever folders
+    # the machine's /tmp ancestors happen to hold.
     monkeypatch.setattr(datasets, "_search_roots", lambda: [Path.cwd().resolve()])
+    monkeypatch.setattr(datasets, "_search_upward", lambda roots: None)
     with pytest.raises(DatasetUnavailableError) as info:
         datasets.data_dir()
     message = str(info.value)

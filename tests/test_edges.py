@@ -143,7 +143,7 @@ def _unit_pair(k: int) -> tuple[np.ndarray, np.ndarray]:
     return x, y
 
 
-@pytest.mark.parametrize("method", ["identity", "S2"])
+@pytest.mark.parametrize("method", ["identity", pytest.param("S2", marks=pytest.mark.extended)])
 def test_audit_of_a_unit_neighbour_at_the_claimed_epsilon(method):
     k = 3
     mech = audit.method_mechanism(method, epsilon=1.0, max_records=k)

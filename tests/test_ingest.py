@@ -159,7 +159,11 @@ def test_file_and_memory_paths_agree(workdir, seed):
 
 def test_numpy_dtypes_and_schema_refusals():
     assert ingest.count_values(np.array([5, 15], dtype=np.uint8), BINS)[:2].tolist() == [1, 1]
-    assert ingest.count_values(np.array(["5", "15", "x"]), BINS)[:2].tolist() == [1, 1]
+    text = np.array(["5", "15", "x"])  # typed text: parsed as numbers only on request
+    with pytest.raises(ValidationError, match=r"holds text .* but the bins are numeric"):
+        ingest.count_values(text, BINS)
+    assert ingest.count_values(text, BINS, value_type="number")[:2].tolist() == [1, 1]
+    assert ingest.count_values(["5", "15", "x"], BINS)[:2].tolist() == [1, 1]  # a list: untyped
     with pytest.raises(InputTypeError, match="dtype"):
         ingest.count_values(np.array(["2020-01-01"], dtype="datetime64[D]"), BINS)
     with pytest.raises(ValidationError, match="BOOLEAN"):

@@ -30,8 +30,13 @@ ALLOWED: dict[str, set[str]] = {
     "guarantee": {"errors", "_kernel"},
     "definitions": {"errors", "_kernel"},
     "uncertainty": {"errors", "_numeric", "workloads"},
-    "release": {"errors", "_kernel", "uncertainty"},
-    "session": {"errors", "_kernel", "methods", "guarantee", "release", "definitions", "twod"},
+    "table": {"errors", "_numeric"},
+    "release": {"errors", "_kernel", "uncertainty", "table"},
+    "store": {"errors", "_kernel", "definitions"},
+    "session": {
+        "errors", "_kernel", "methods", "guarantee", "release", "definitions", "resources",
+        "store", "twod",
+    },
     "twod": {
         "errors", "_io", "_kernel", "_numeric", "blocks", "methods", "uncertainty", "workloads",
         "release", "plot", "ingest",
@@ -39,9 +44,11 @@ ALLOWED: dict[str, set[str]] = {
     "accuracy": {"errors", "methods", "session", "uncertainty", "workloads"},
     "groupsize": {"errors", "_kernel", "_numeric", "guarantee"},
     "ingest": {"errors", "_kernel", "groupsize"},
-    "records": {"errors", "_kernel", "ingest", "methods", "release", "session"},
-    "records2d": {"errors", "_kernel", "ingest", "session", "twod"},
-    "export": {"errors", "_io", "ingest", "release"},
+    "records": {
+        "errors", "_kernel", "ingest", "methods", "release", "resources", "session", "store",
+    },
+    "records2d": {"errors", "_kernel", "ingest", "session", "store", "twod"},
+    "export": {"errors", "_io", "ingest", "release", "table"},
     "plot": {"errors", "_io", "release"},
     "metrics": {"errors", "workloads"},
     "datasets": {"errors"},
@@ -49,7 +56,8 @@ ALLOWED: dict[str, set[str]] = {
     "resources": {"errors"},
     "cli": {
         "errors", "_kernel", "accuracy", "export", "groupsize", "ingest", "methods", "plot",
-        "release", "resources", "session", "synthetic", "uncertainty", "__init__", "lab", "twod",
+        "release", "resources", "session", "synthetic", "table", "uncertainty", "__init__",
+        "lab", "store", "twod",
     },
     "lab": {
         "errors", "_io", "_kernel", "_numeric", "blocks", "methods", "session", "release",
@@ -58,7 +66,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     "__init__": {
         "errors", "_kernel", "accuracy", "datasets", "definitions", "export", "groupsize",
-        "ingest", "methods", "metrics", "records", "release", "session", "synthetic",
+        "ingest", "methods", "metrics", "records", "release", "session", "store", "synthetic",
         "uncertainty", "workloads", "twod", "records2d",
     },
     "__main__": {"cli"},

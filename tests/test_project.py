@@ -38,18 +38,24 @@ def test_readme_python_snippets_run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     blocks = _blocks("python")
     assert blocks
+    scope: dict = {}
     for code in blocks:
-        exec(compile(code, "README.md", "exec"), {})
+        exec(compile(code, "README.md", "exec"), scope)
+    # the table shown is the one the snippet writes
+    (shown,) = [b for b in _blocks("text") if b.startswith("bin,label")]
+    assert (tmp_path / "ages_table.csv").read_text().strip() == shown.strip()
 
 
 def test_readme_publish_commands_run(tmp_path, monkeypatch, capsys):
-    """Every ``dphist publish`` line of the README, on small files with its columns."""
+    """Every ``dphist publish`` and ``dphist budget`` line of the README, in order, on
+    small files with its columns and a budget store of their own."""
     import duckdb
     import numpy as np
 
     from dphist import cli
 
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DPHIST_BUDGET_STORE", str(tmp_path / "budgets.sqlite"))
     rng = np.random.default_rng(0)
     ages, ids = rng.integers(0, 100, 300), rng.integers(0, 50, 300)
     places = rng.choice(["north", "south", "east", "west"], 300)
@@ -57,11 +63,13 @@ def test_readme_publish_commands_run(tmp_path, monkeypatch, capsys):
     (tmp_path / "visits.csv").write_text("age,patient,region\n" + "\n".join(rows) + "\n")
     regions = ", ".join(f"('{r}')" for r in rng.choice(["north", "south", "east"], 50))
     duckdb.sql(f"COPY (SELECT * FROM (VALUES {regions}) AS t(region)) TO 'sales.parquet'")
+
+    (tmp_path / "survey.csv").write_bytes("age;région\n34;Île\n51;Zoë\n".encode("latin-1"))
     lines = [
         shlex.split(line.split("#")[0])
         for block in _blocks("bash")
         for line in block.splitlines()
-        if line.startswith("dphist publish")
+        if line.startswith(("dphist publish", "dphist budget"))
     ]
     assert len(lines) >= 3
     for args in lines:

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import dphist
 import dphist as dh
 from dphist import _io, cli, export, ingest, resources
 from dphist.errors import ValidationError
@@ -85,7 +86,9 @@ def _release(n=4):
 def test_write_histogram_round_trip(workdir, suffix):
     rel = _release()
     bins = ingest.binning(edges=[0, 1, 2.5, 4, 10])
-    written = export.write_histogram(workdir / f"h{suffix}", rel, bins, column="age")
+    written = export.write_histogram(
+        workdir / f"h{suffix}", rel, bins, column="age", counts="float"
+    )
     assert written[0] == workdir / f"h{suffix}"
     if suffix == ".json":
         payload = json.loads((workdir / "h.json").read_text())
@@ -133,11 +136,18 @@ def test_json_default_is_exact():
 
 
 def test_memory_check_states_the_estimate():
-    with pytest.raises(ValidationError, match=r"need about 4\.2 GiB.*has 1\.0 GiB"):
-        resources.check_bins(10_000_000, "identity", available=2**30)
+    need = resources.memory_estimate(10**8, "identity", command_line=True)
+    with pytest.raises(ValidationError, match=rf"need about {need / 2**30:.1f} GiB.*has 1\.0 GiB"):
+        resources.check_bins(10**8, "identity", command_line=True, available=2**30)
     resources.check_bins(1000, "identity", available=2**30)
     assert resources.bytes_per_bin("S~") > resources.bytes_per_bin("identity")
     assert resources.bytes_per_bin("SF", 10**6) > resources.bytes_per_bin("SF", 10**3)
+    for m in dphist.list_methods():  # every method has a figure, the command line's larger
+        assert (
+            0
+            < resources.bytes_per_bin(m.name)
+            <= resources.bytes_per_bin(m.name, command_line=True)
+        )
 
 
 # --------------------------------------------------------------------------- CLI

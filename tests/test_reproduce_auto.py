@@ -75,6 +75,7 @@ def small_tables():
     return a, b, shapes
 
 
+@pytest.mark.extended
 def test_held_out_models_never_see_the_scored_shape(small_tables, monkeypatch):
     a, b, shapes = small_tables
     seen = []
@@ -105,6 +106,7 @@ def test_held_out_models_never_see_the_scored_shape(small_tables, monkeypatch):
     assert ev.naive_regret[0, 0] == pytest.approx(again / ((ea + eb) / 2).min(axis=0))
 
 
+@pytest.mark.extended
 def test_table_only_scores_each_held_out_pick_by_the_table(small_tables, monkeypatch):
     a, b, _ = small_tables
     pooled = a.pooled(b)
@@ -135,6 +137,7 @@ def test_table_only_scores_each_held_out_pick_by_the_table(small_tables, monkeyp
     assert ev.regret == pytest.approx(ev.auto / best, rel=1e-12)
 
 
+@pytest.mark.extended
 def test_training_reads_the_hinge_and_the_feature_noise_from_the_settings(small_tables):
     a, b, _ = small_tables
     pooled = a.pooled(b)
@@ -192,6 +195,7 @@ def _table(text: str, heading: str) -> list[list[str]]:
     return [[c.strip() for c in re.split(r"(?<!\\)\|", ln)[1:-1]] for ln in lines]
 
 
+@pytest.mark.extended
 def test_quick_report_end_to_end(quick):
     text = quick.read_text(encoding="utf-8")
     claims = _table(text, "Claims")

@@ -77,6 +77,20 @@ def test_text_values_with_numeric_bins_are_refused_by_schema(spark):
         ingest.count(df, ingest.binning(domain="0:10:1"), column="v")
 
 
+def test_histogram_of_a_spark_column_checks_its_type_before_any_budget(spark, monkeypatch):
+    import dphist as dh
+    from dphist import records
+
+    spent: list[int] = []
+    monkeypatch.setattr(records, "publish", lambda *a, **k: spent.append(1))
+    df = spark.createDataFrame([("5", 5)], "s string, n long")
+    with pytest.raises(ValidationError, match="numeric columns"):
+        dh.histogram(df, column="s", domain="0:10:1", epsilon=1, method="identity")
+    with pytest.raises(ValidationError, match="not text"):
+        dh.histogram(df, column="n", categories="a,b", epsilon=1, method="identity")
+    assert not spent
+
+
 def test_group_sizes_in_spark_equal_duckdb(spark, tmp_path):
     import importlib.util
     from pathlib import Path

@@ -14,6 +14,7 @@ from . import (
     ingest,
     methods,
     metrics,
+    store,
     synthetic,
     twod,
     uncertainty,
@@ -28,6 +29,7 @@ from .records import histogram
 from .records2d import histogram2d
 from .release import Release
 from .session import Session, publish, zcdp_methods
+from .store import BudgetStore
 from .twod import Release2D, list_grid_methods
 from .uncertainty import NoErrorBarError
 
@@ -37,6 +39,7 @@ __all__ = [
     "REST",
     "Accuracy",
     "BudgetExceededError",
+    "BudgetStore",
     "DphistError",
     "MethodInfo",
     "NoErrorBarError",
@@ -61,6 +64,7 @@ __all__ = [
     "methods",
     "metrics",
     "publish",
+    "store",
     "synthetic",
     "twod",
     "uncertainty",

@@ -55,6 +55,16 @@ class BudgetExceededError(PrivacyError):
         self.remaining = remaining
 
 
+class StoreError(DphistError):
+    """The budget store cannot be opened or used: missing, unreachable, or no budget of
+    that name (the message names the store, never its password)."""
+
+
+class StoreIntegrityError(StoreError):
+    """The budget store fails its check (corrupted, truncated or edited): nothing is
+    charged or published from it."""
+
+
 class BudgetPlanError(PrivacyError, ValueError):
     """Budget shares do not resolve to a valid split of epsilon."""
 

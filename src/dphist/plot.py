@@ -169,43 +169,103 @@ def plot_format(path: str | os.PathLike[str]) -> str:
     return fmt
 
 
+_MAX_TICK_LABELS = 40
+
+
 def estimate_writer(
-    release: Release, fmt: str, *, labels: Sequence[str] | None = None, xlabel: str = "bin"
-) -> Any:
+    release: Release, fmt: str, *, binning: Any = None, labels: Sequence[str] | None = None,
+    xlabel: str = "bin", counts: str = "float",
+) -> Any:  # fmt: skip
     """A function ``write(path)`` drawing the private estimate of ``release`` alone.
 
-    Only released values are drawn; the true counts never leave the kernel.
+    ``binning`` (default: the release's own, from :func:`dphist.histogram`) puts the
+    x axis in the column's units: numeric bins as steps over their edges (open end bins
+    hatched, since they also hold every value beyond), categories as bars with error
+    bars; without one the axis is the bin index (``labels`` name up to 30 bins).
+    ``counts`` is the table drawn (:meth:`dphist.Release.table`). Only released
+    values are drawn; the true counts never leave the kernel.
     """
     figure_cls, canvas_cls = _matplotlib()
     fig = figure_cls(figsize=(10.0, 4.8), dpi=110, layout="constrained")
     canvas_cls(fig)
     ax = fig.add_subplot()
-    edges = np.arange(release.n + 1)
-    _error_band(ax, release, edges)
-    ax.stairs(release.estimate, edges, color="tab:red", label="estimate")
+    binning = release.binning if binning is None else binning
+    table = release.table(counts, 0.05)
+    if binning is not None and binning.categories is not None:
+        _bars(ax, table, list(binning.categories))
+    else:
+        numeric = binning is not None and binning.edges is not None
+        edges = np.asarray(binning.edges) if numeric else np.arange(release.n + 1.0)
+        if table.lower is not None:
+            ax.stairs(
+                table.upper, edges, baseline=table.lower, fill=True, color="tab:red",
+                alpha=0.18, linewidth=0, label="95% interval",
+            )  # fmt: skip
+        ax.stairs(table.estimate, edges, color="tab:red", label="estimate")
+        if numeric and binning.open_ends:
+            _open_ends(ax, edges, binning)
+        ax.set_xlim(edges[0], edges[-1])
+        if not numeric and labels is not None and release.n <= 30:
+            ax.set_xticks(np.arange(release.n) + 0.5, list(labels), rotation=45, ha="right")
     ax.axhline(0.0, color="0.25", linewidth=0.8)
-    if release.stderr is not None:
+    if ax.get_legend_handles_labels()[0]:
         ax.legend(loc="upper right", frameon=False)
-    ax.set_xlim(0, release.n)
-    if labels is not None and release.n <= 30:
-        ax.set_xticks(np.arange(release.n) + 0.5, list(labels), rotation=45, ha="right")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("private count")
     mode = "secure noise" if release.private else "seeded, NOT private"
     ax.set_title(f"{release.method}, ε = {float(release.epsilon):g} ({mode})")
-    return lambda target: fig.savefig(target, format=fmt)
+
+    def write(target: Any) -> None:
+        fig.savefig(target, format=fmt)
+
+    write.figure = fig  # type: ignore[attr-defined]  # for callers that add to it
+    return write
+
+
+def _bars(ax: Any, table: Any, names: list[str]) -> None:
+    """Categories as bars with their 95% error bars."""
+    x = np.arange(table.n)
+    yerr = None
+    if table.lower is not None:
+        yerr = np.vstack((table.estimate - table.lower, table.upper - table.estimate))
+    ax.bar(x, table.estimate, color="tab:red", alpha=0.75, label="estimate")
+    if yerr is not None:
+        ax.errorbar(x, table.estimate, yerr=yerr, fmt="none", ecolor="0.2", capsize=3,
+                    label="95% interval")  # fmt: skip
+    step = max(1, math.ceil(table.n / _MAX_TICK_LABELS))
+    ax.set_xticks(x[::step], names[::step], rotation=45 if table.n > 8 else 0, ha="right")
+    ax.set_xlim(-0.6, table.n - 0.4)
+
+
+def _open_ends(ax: Any, edges: np.ndarray, binning: Any) -> None:
+    """Hatch the open end bins: they hold every value beyond the edges drawn."""
+    spans = (
+        [(edges[0], edges[1])] if binning.n == 1 else [(edges[0], edges[1]), (edges[-2], edges[-1])]
+    )
+    label = f"open end bins: {binning.label(0)}" + (
+        "" if binning.n == 1 else f" and {binning.label(-1)}"
+    )
+    for i, (lo, hi) in enumerate(spans):
+        ax.axvspan(lo, hi, facecolor="none", edgecolor="0.55", hatch="//", linewidth=0,
+                   label=label if i == 0 else None)  # fmt: skip
 
 
 def plot_estimate(
     release: Release,
     path: str | os.PathLike[str],
     *,
+    binning: Any = None,
     labels: Sequence[str] | None = None,
     xlabel: str = "bin",
+    counts: str = "float",
 ) -> Path:
-    """Draw the private estimate of ``release`` and save it atomically at ``path``."""
+    """Draw the private estimate of ``release`` and save it atomically at ``path``
+    (arguments as for :func:`estimate_writer`)."""
     target = Path(path)
-    writer = estimate_writer(release, plot_format(target), labels=labels, xlabel=xlabel)
+    writer = estimate_writer(
+        release, plot_format(target), binning=binning, labels=labels, xlabel=xlabel,
+        counts=counts,
+    )  # fmt: skip
     atomic_write(target, writer)
     return target
 

@@ -15,7 +15,9 @@ from ._kernel import noise_source, validate_epsilon
 from .errors import ValidationError
 from .methods import get_method
 from .release import Release
-from .session import publish
+from .resources import check_bins
+from .session import heaviest_candidate, publish
+from .store import stored_cost
 
 __all__ = ["histogram"]
 
@@ -37,6 +39,32 @@ def _unit_name(privacy_unit: object) -> str:
     return name if isinstance(name, str) and name else "privacy unit"
 
 
+def _frame_columns(values: object, column: str | None, privacy_unit: object) -> tuple:
+    """A pandas or polars DataFrame or an Arrow table: its ``column`` and, when
+    ``privacy_unit`` names one, its unit column; anything else is returned as it is."""
+    kind = type(values)
+    frame = kind.__name__ in ("DataFrame", "Table") and kind.__module__.split(".")[0] in (
+        "pandas", "polars", "pyarrow",
+    )  # fmt: skip
+    if not frame:
+        if column is not None:
+            raise ValidationError(
+                "column= names a column of a DataFrame (pandas, polars, Arrow or Spark); "
+                "pass the values themselves otherwise"
+            )
+        return values, privacy_unit
+    names = [str(c) for c in getattr(values, "column_names", None) or list(values.columns)]
+    wanted = [column, *([privacy_unit] if isinstance(privacy_unit, str) else [])]
+    if column is None:
+        raise ValidationError("a DataFrame needs column= naming the values to count")
+    for name in wanted:
+        if name not in names:
+            listed = ", ".join(repr(c) for c in names[:20])
+            raise ValidationError(f"no column {name!r} in the DataFrame; its columns are {listed}")
+    unit = values[privacy_unit] if isinstance(privacy_unit, str) else privacy_unit
+    return values[column], unit
+
+
 def histogram(
     values: object,
     *,
@@ -51,36 +79,44 @@ def histogram(
     rng: object = None,
     strict: bool = False,
     column: str | None = None,
+    value_type: str | None = None,
+    budget: object = None,
     **params: Any,
 ) -> Release:
     """Publish a histogram of raw records over public bins.
 
     Parameters
     ----------
-    values : numpy array, list, pandas / polars Series or Arrow array
-        One value per record.
+    values : numpy array, list, pandas / polars Series or Arrow array, or a DataFrame
+        One value per record; or a pandas, polars, Arrow or Spark table whose
+        ``column`` holds them.
     epsilon, method, rng, **params
         As for :func:`dphist.publish`.
     edges, domain, categories
         Exactly one public binning (:func:`dphist.ingest.binning`): edges, a
         ``"lo:hi:width"`` domain or a list of labels.
     outside : "clip" or "drop"
-        Values outside the bins: clipped into the end bins (default for numbers) or
-        dropped (the only choice for categories).
+        Values outside the bins: clipped into the end bins, which are then open
+        (default for numbers), or dropped (the only choice for categories).
     privacy_unit, max_records
-        A column of unit ids (a person per record, say) and the most records one unit
-        may contribute: at most ``max_records`` of each unit's records are kept (a
-        uniformly random subset) and the guarantee is for adding or removing a unit.
+        Unit ids (a person per record) and the most records kept per unit (a random
+        subset); the guarantee is then for adding or removing a unit.
     strict : bool
-        Refuse data with invalid values instead of dropping them. Not private: the
-        refusal depends on the data.
-    column : str, for a Spark DataFrame
-        ``values`` may be a PySpark DataFrame: ``column`` names the values and
-        ``privacy_unit`` a column of unit ids; binning and counting run in Spark and
-        only the counts reach this process (:mod:`dphist.ingest.spark`).
+        Refuse invalid values instead of dropping them: not private.
+    column : str, for a DataFrame
+        The column of ``values`` to count; ``privacy_unit`` may then name a column of
+        unit ids. A Spark frame is binned and counted in Spark; only counts come back
+        (:mod:`dphist.ingest.spark`).
+    value_type : "number" or "text"
+        How to read the values (:mod:`dphist.ingest.types`); default: a typed column's
+        own type, checked before any value is read, else what the bins imply.
+    budget : a stored budget (``dh.BudgetStore(...).budget(name)``)
+        Charged for ``epsilon`` after every check and before any record is counted;
+        it records the release.
 
     Missing, invalid and (with ``outside="drop"``) out-of-domain values are dropped by
-    the public rules of :mod:`dphist.ingest.count`, never reported.
+    the public rules of :mod:`dphist.ingest.count`, never reported. The release carries
+    its binning (``rel.binning``: labels and bounds, open end bins included).
 
     Example
     -------
@@ -90,24 +126,67 @@ def histogram(
     >>> rel.n
     5
     """
-    bins = ingest.binning(edges=edges, domain=domain, categories=categories)
-    policy = ingest.outside_policy(bins, outside)
+    bins = ingest.binning(edges=edges, domain=domain, categories=categories).with_outside(outside)
     k = ingest.unit_bound(privacy_unit, max_records)
+    _check_options(epsilon, rng, value_type, method, params)
+    options = {"max_records": k, "rng": rng, "strict": strict, "value_type": value_type}
+    unit = _unit_fields(privacy_unit, k)  # named before a frame's column replaces it
+    spark = ingest.is_spark_frame(values)
+    if not spark:
+        values, privacy_unit = _frame_columns(values, column, privacy_unit)
+    grant = None
+    if budget is not None:  # every public fact checked before the durable charge
+        _check_types(values, bins, spark, column, privacy_unit, value_type)
+        grant = _charge_first(budget, epsilon, method, bins.n)
+    counts = _count(values, bins, spark, column, privacy_unit, options)
+    release = publish(counts, epsilon=epsilon, method=method, rng=rng, **unit, **params)
+    # set in place (the release is new): dataclasses.replace would respread its variances
+    object.__setattr__(release, "binning", bins)
+    if grant is not None:
+        grant.record(release)
+    return release
+
+
+def _check_options(epsilon: Any, rng: Any, value_type: Any, method: Any, params: dict) -> None:
+    """Every option that needs no data, checked before a record is read."""
     validate_epsilon(epsilon)
     noise_source(rng)
+    ingest.types.check_value_type(value_type)
     _check_method(method, params)
-    if ingest.is_spark_frame(values):
-        counts = ingest.count(
-            values, bins, column=column, outside=policy, privacy_unit=privacy_unit,
-            max_records=k, rng=rng, strict=strict,
-        )  # fmt: skip
+
+
+def _count(
+    values: object, bins: Any, spark: bool, column: Any, privacy_unit: object, options: dict
+) -> Any:
+    """The public-bin counts: in Spark for a Spark frame, in this process otherwise."""
+    if spark:
+        return ingest.count(values, bins, column=column, privacy_unit=privacy_unit, **options)
+    return ingest.count_values(values, bins, privacy_unit=privacy_unit, **options)
+
+
+def _check_types(
+    values: object, bins: Any, spark: bool, column: Any, privacy_unit: object, value_type: Any
+) -> None:
+    """Refuse a column whose declared type does not fit the bins (public metadata)."""
+    if spark:
+        ingest.check_frame(values, column, bins, privacy_unit=privacy_unit)
     else:
-        counts = ingest.count_values(
-            values, bins, outside=policy, privacy_unit=privacy_unit, max_records=k, rng=rng,
-            strict=strict,
-        )  # fmt: skip
-    unit: dict[str, Any] = {}
-    if k is not None:
-        name = privacy_unit if isinstance(privacy_unit, str) else _unit_name(privacy_unit)
-        unit = {"privacy_unit": name, "max_records": k}
-    return publish(counts, epsilon=epsilon, method=method, rng=rng, **unit, **params)
+        ingest.values_value_type(values, bins, value_type)
+
+
+def _unit_fields(privacy_unit: object, k: int | None) -> dict[str, Any]:
+    """The ledger's privacy-unit fields: the unit's name and the records kept per unit."""
+    if k is None:
+        return {}
+    name = privacy_unit if isinstance(privacy_unit, str) else _unit_name(privacy_unit)
+    return {"privacy_unit": name, "max_records": k}
+
+
+def _charge_first(budget: Any, epsilon: object, method: object, n: int) -> Any:
+    """The stored budget's whole charge, committed before a record is counted, after
+    the memory the method needs is checked (a public fact)."""
+    stored_cost(budget, epsilon, None)
+    auto = isinstance(method, str) and method.strip().lower() == "auto"
+    name = "auto" if auto else get_method(method).name
+    check_bins(n, heaviest_candidate(n) if auto else name)
+    return budget.charge(epsilon=epsilon, method=name)

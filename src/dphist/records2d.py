@@ -4,12 +4,14 @@ with every option checked before a record is read."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from . import ingest
 from ._kernel import noise_source, validate_epsilon
 from .errors import ValidationError
 from .session import publish
+from .store import stored_cost
 from .twod import Release2D, grid_method
 
 __all__ = ["grid_binnings_of", "histogram2d"]
@@ -55,6 +57,8 @@ def histogram2d(
     privacy_unit: object = None,
     max_records: int | None = None,
     rng: object = None,
+    value_type: object = None,
+    budget: object = None,
     **params: Any,
 ) -> Release2D:
     """Publish a 2-D histogram of raw records over two public binnings.
@@ -70,6 +74,11 @@ def histogram2d(
     outside : ``"clip"`` or ``"drop"`` for both columns, or a pair.
     privacy_unit, max_records : as for :func:`dphist.histogram` (for a file, the unit is
         a column name).
+    value_type : "number" or "text" for both columns, or a pair (default: each column's
+        type; see :func:`dphist.histogram`). Each column's type is checked against its
+        binning before any value is read.
+    budget : a stored budget (``dh.BudgetStore(...).budget(name)``), charged durably
+        after every public check and before any record is counted.
 
     Example
     -------
@@ -90,15 +99,36 @@ def histogram2d(
         raise ValidationError("give either epsilon= (pure DP) or rho= (zCDP)")
     validate_epsilon(epsilon if rho is None else rho, name="epsilon" if rho is None else "rho")
     noise_source(rng)
-    grid_method(method).pipeline(**params)
+    vtypes = ingest.grid_value_types(value_type)
+    resolved = grid_method(method)
+    resolved.pipeline(**params)
     source = x if y is None else (x, y)
+    amount = {"epsilon": epsilon} if rho is None else {"rho": rho}
+    grant = None
+    if budget is not None:  # every public fact checked before the durable charge
+        stored_cost(budget, epsilon, rho)
+        _check_types(source, bins, columns, vtypes)
+        grant = budget.charge(**amount, method=resolved.name)  # type: ignore[attr-defined]
     counts = ingest.count_grid(
         source, bins, columns=columns, outside=policies, privacy_unit=privacy_unit,
-        max_records=k, rng=rng,
+        max_records=k, rng=rng, value_type=vtypes,
     )  # fmt: skip
     unit: dict[str, Any] = {}
     if k is not None:
         name = privacy_unit if isinstance(privacy_unit, str) else "privacy unit"
         unit = {"privacy_unit": name, "max_records": k}
-    budget = {"epsilon": epsilon} if rho is None else {"rho": rho}
-    return publish(counts, method=method, rng=rng, **budget, **unit, **params)  # type: ignore[return-value]
+    release = publish(counts, method=method, rng=rng, **amount, **unit, **params)
+    if grant is not None:
+        grant.record(release)
+    return release  # type: ignore[return-value]
+
+
+def _check_types(source: object, bins: Any, columns: Any, vtypes: tuple[object, object]) -> None:
+    """Refuse a column whose type does not fit its bins (public metadata, no value read)."""
+    if isinstance(source, str | Path):
+        if columns is None or len(columns) != 2:
+            raise ValidationError("columns must name the two columns of the file (rows first)")
+        ingest.file_value_types(source, (str(columns[0]), str(columns[1])), bins, vtypes)
+    elif isinstance(source, tuple | list) and len(source) == 2:
+        for k in range(2):
+            ingest.values_value_type(source[k], bins[k], vtypes[k])

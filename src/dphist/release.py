@@ -26,9 +26,13 @@ import numpy as np
 from ._kernel import Charge
 from ._kernel.zcdp import approx_dp_epsilon
 from .errors import InputTypeError, WorkloadError
+from .table import Table, published_table
 from .uncertainty import ErrorModel, NoErrorBarError, PerGroup
 
 __all__ = ["Release", "json_default", "json_value", "provenance"]
+
+_CHUNK = 1 << 20  # bins per chunk of the per-bin error bars
+_PER_BIN = ("estimate", "noise_variance", "stderr", "groups")
 
 
 def _frozen(values: object, dtype: type) -> np.ndarray:
@@ -115,6 +119,9 @@ class Release:
         :meth:`to_dict`, :meth:`to_json` or any output file.
     privacy_unit, max_records : what the guarantee protects: one ``"record"``, or one
         named unit (a person) contributing at most ``max_records`` records.
+    binning : Binning or None
+        The public bins of a release made from records (:func:`dphist.histogram`): their
+        labels and bounds, open end bins included; None for a release of counts.
     """
 
     estimate: np.ndarray
@@ -131,6 +138,7 @@ class Release:
     max_records: int = 1
     definition: str = "pure"
     uncertainty: ErrorModel | None = None
+    binning: Any = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "estimate", _frozen(self.estimate, np.float64))
@@ -210,11 +218,20 @@ class Release:
         if self.uncertainty is None or self.uncertainty.withheld is not None:
             return None
         if self._stderr is None:
-            bins = np.arange(self.n)
-            se = self._stderrs(bins, bins + 1)
+            (se,) = self._per_bin(lambda lo, hi: (self._stderrs(lo, hi),), 1)
             se.flags.writeable = False
             object.__setattr__(self, "_stderr", se)
         return self._stderr
+
+    def _per_bin(self, fn: Any, k: int) -> tuple[np.ndarray, ...]:
+        """The ``k`` arrays ``fn(lo, hi)`` returns for every bin ``[i, i + 1)``, computed a
+        chunk of bins at a time (temporaries stay small at 10**8 bins)."""
+        outs = tuple(np.empty(self.n, dtype=np.float64) for _ in range(k))
+        for start in range(0, self.n, _CHUNK):
+            lo = np.arange(start, min(start + _CHUNK, self.n))
+            for out, part in zip(outs, fn(lo, lo + 1), strict=True):
+                out[start : start + lo.size] = part
+        return outs
 
     def range_stderr(self, lo: int, hi: int) -> float:
         """Standard error of :meth:`range_sum` ``(lo, hi)``, in ``O(log N)``."""
@@ -229,14 +246,29 @@ class Release:
         return float(lower[0]), float(upper[0])
 
     def intervals(
-        self, los: object = None, his: object = None, *, alpha: float = 0.05
-    ) -> tuple[np.ndarray, np.ndarray]:
+        self, los: object = None, his: object = None, *, alpha: float = 0.05,
+        nonnegative: bool = True,
+    ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
         """Vectorised :meth:`interval`: lower and upper limits for each range; every bin
-        when ``los`` and ``his`` are omitted."""
-        if los is None and his is None:
-            los, his = np.arange(self.n), np.arange(1, self.n + 1)
-        lo, hi = self._bounds(los, his)
-        return self._model().intervals(lo, hi, self._prefix, alpha)
+        when ``los`` and ``his`` are omitted. Every interval holds its estimate; lower
+        limits below 0 rise to 0 unless ``nonnegative=False``."""
+        if los is not None or his is not None:
+            lo, hi = self._bounds(los, his)
+            return self._model().intervals(lo, hi, self._prefix, alpha, nonnegative)
+        model = self._model()
+        lower, upper = self._per_bin(
+            lambda lo, hi: model.intervals(lo, hi, self._prefix, alpha, nonnegative), 2
+        )
+        # each holds the bin's own estimate, not only its prefix-sum difference
+        np.minimum(lower, self.estimate, out=lower)
+        np.maximum(upper, self.estimate, out=upper)
+        return lower, upper
+
+    def table(self, counts: str = "integer", alpha: float = 0.05) -> Table:
+        """The per-bin table as files publish it: non-negative integer counts with the
+        estimate's total (post-processing), or with ``counts="float"`` the estimate
+        itself; intervals that hold each entry (:func:`dphist.table.published_table`)."""
+        return published_table(self, counts, alpha)
 
     def _model(self) -> ErrorModel:
         if self.uncertainty is None:
@@ -271,19 +303,26 @@ class Release:
             return approx_dp_epsilon(float(self.epsilon), delta)
         return float(self.epsilon)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, per_bin: bool = True) -> dict[str, Any]:
         """A JSON-safe description: estimate, ledger, guarantee (no seeds, no true data,
-        no run times)."""
-        return {
+        no run times); ``per_bin=False`` leaves out the per-bin lists (files write them
+        as columns)."""
+        record = {
             **provenance(self),
             "n": self.n,
-            "estimate": self.estimate.tolist(),
-            "noise_variance": None if self.noise_variance is None else self.noise_variance.tolist(),
-            "stderr": None if self.stderr is None else self.stderr.tolist(),
+            "estimate": None,
+            "noise_variance": None,
+            "stderr": None,
             "error_bars": self.error_bars,
-            "groups": None if self.groups is None else self.groups.tolist(),
+            "groups": None,
             "ledger": [c.to_dict() for c in self.ledger],
         }
+        if not per_bin:
+            return {k: v for k, v in record.items() if v is not None or k not in _PER_BIN}
+        for name in _PER_BIN:
+            value = getattr(self, name)
+            record[name] = None if value is None else value.tolist()
+        return record
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), default=json_default)

@@ -31,7 +31,7 @@ from ._kernel import (
     protect_grid,
     validate_epsilon,
 )
-from .definitions import PureDP, budget_of, zCDP
+from .definitions import PureDP, zCDP
 from .errors import PrivacyError, ValidationError
 from .guarantee import histogram_guarantee, unit_terms
 from .methods import get_method, list_methods
@@ -43,9 +43,11 @@ from .methods.advisor import (
     workload_kind,
 )
 from .methods.run import run
-from .methods.selector import SMALL_DOMAIN, Model
+from .methods.selector import CANDIDATES, SMALL_DOMAIN, Model
 from .release import Release
-from .twod import Release2D, is_grid, release_grid
+from .resources import check_bins
+from .store import session_budget, stored_cost
+from .twod import Release2D, checked_grid, is_grid, release_grid
 
 __all__ = ["Session", "publish", "zcdp_methods"]
 
@@ -63,6 +65,12 @@ class Session:
         ``dh.zCDP(rho)`` runs the session under zero-concentrated DP: releases spend
         ``rho=`` and measure with discrete Gaussian noise (the methods whose every
         step has a Gaussian form: :func:`zcdp_methods`).
+        A stored budget (``dh.BudgetStore(...).budget(name)``) makes the session
+        durable: each release's whole charge is committed to the store before the
+        data is read, and the release is recorded there when it returns. The session
+        runs under the budget's definition with what it has left as its cap, or, with
+        ``epsilon=`` as well, under pure DP with that cap (charged as rho =
+        epsilon**2 / 2 to a zCDP budget).
     rng : None, int or numpy.random.Generator
         None for secure noise; a seed or Generator for reproducible, non-private runs.
     privacy_unit, max_records : str or None, int
@@ -92,7 +100,7 @@ class Session:
         privacy_unit: str | None = None,
         max_records: int = 1,
     ):
-        self._budget = budget_of(epsilon, budget)
+        self._budget, self._stored = session_budget(epsilon, budget)
         noise = noise_source(rng)
         self._unit, k = unit_terms(privacy_unit, max_records)
         seal = protect_grid if is_grid(counts) else protect
@@ -150,6 +158,14 @@ class Session:
             if self._budget.definition != "pure":
                 raise ValidationError("method 'auto' chooses among pure epsilon-DP methods only")
             return self._publish_auto(epsilon=amount, **params)
+        info, pipeline = self._checked(method, params)
+        check_bins(self.n, info.name)  # machine memory, a public fact: before any spend
+        budget = self._accountant.child(amount, label=info.name)
+        grant = self._charge(amount, info.name)
+        return self._settle(grant, self._release(info, pipeline, params, amount, budget))
+
+    def _checked(self, method: str, params: dict[str, Any]) -> tuple[Any, Any]:
+        """The method and its pipeline, checked: nothing read, nothing spent."""
         info = get_method(method)
         pipeline = info.pipeline(**params)
         if self._budget.definition == "zcdp" and not zcdp_ready(pipeline):
@@ -157,8 +173,11 @@ class Session:
                 f"method {info.name!r} has no zero-concentrated DP version yet; under zCDP "
                 f"use one of {', '.join(zcdp_methods())}"
             )
-        eps = amount
-        budget = self._accountant.child(eps, label=info.name)
+        return info, pipeline
+
+    def _release(
+        self, info: Any, pipeline: Any, params: dict[str, Any], eps: Fraction, budget: Accountant
+    ) -> Release:
         outcome = run(
             pipeline,
             self._data,
@@ -197,14 +216,19 @@ class Session:
         return shape if len(shape) == 2 else None
 
     def _publish_grid(self, method: str, amount: Fraction, params: dict) -> Release2D:
-        """A 2-D release (:func:`dphist.twod.release_grid`)."""
+        """A 2-D release (:func:`dphist.twod.release_grid`): checked, reserved and charged
+        to a stored budget as a 1-D one, before the data is read."""
         definition = self._budget.definition
-        return release_grid(
+        resolved, pipeline = checked_grid(method, params, definition)
+        budget = self._accountant.child(amount, label=resolved.name)
+        grant = self._charge(amount, resolved.name)
+        release = release_grid(
             self._data,
-            method,
+            resolved,
+            pipeline,
             params,
             epsilon=amount,
-            budget=self._accountant,
+            budget=budget,
             noise=self._noise.spawn(),
             definition=definition,
             guarantee=lambda certified: histogram_guarantee(
@@ -213,6 +237,20 @@ class Session:
             private_noise=self._noise.private,
             unit=self._unit,
         )
+        return self._settle(grant, release)
+
+    def _charge(self, amount: Fraction, label: str) -> Any:
+        """Commit a release's whole charge to the stored budget (None without one)."""
+        if self._stored is None:
+            return None
+        return self._stored.charge(**{self._budget.name: amount}, method=label)
+
+    @staticmethod
+    def _settle(grant: Any, release: Any) -> Any:
+        """Record the release with its stored charge, if it has one."""
+        if grant is not None:
+            grant.record(release)
+        return release
 
     def _amount(self, epsilon: object, rho: object) -> Fraction:
         """The release's budget, named as the session's definition names it."""
@@ -249,7 +287,9 @@ class Session:
             share = Fraction(0)
         workload_kind(self.n, workload)  # checked before anything is spent
         time_budget_seconds(time_budget)
+        check_bins(self.n, heaviest_candidate(self.n))  # the choice depends on the data
         self._accountant.child(epsilon, label="auto")  # refused at once if it does not fit
+        grant = self._charge(epsilon, "auto")
         eps_features = epsilon * share
         eps_method = epsilon - eps_features
         total = top = None
@@ -273,7 +313,9 @@ class Session:
             noisy_top_tenth=top,
             model=auto_model,
         )
-        release = self.publish(choice.method, epsilon=eps_method, **choice.params)
+        info, pipeline = self._checked(choice.method, choice.params)
+        budget = self._accountant.child(eps_method, label=info.name)
+        release = self._release(info, pipeline, choice.params, eps_method, budget)
         auto = {
             "method": choice.method,
             "params": choice.params,
@@ -282,12 +324,13 @@ class Session:
             "noisy_top_tenth": top,
             "reason": choice.reason,
         }
-        return replace(
+        release = replace(
             release,
             epsilon=epsilon,
             ledger=features + release.ledger,
             params={**release.params, "auto": auto},
         )
+        return self._settle(grant, release)
 
     def close(self) -> None:
         """Refuse further releases."""
@@ -319,6 +362,7 @@ def publish(
     epsilon: object = None,
     method: str,
     rho: object = None,
+    budget: object = None,
     rng: object = None,
     privacy_unit: str | None = None,
     max_records: int = 1,
@@ -328,7 +372,9 @@ def publish(
 
     ``counts`` are bin counts in the public bin order (a numpy array, a list, or a
     pandas Series with the default index); raw records go to :func:`dphist.histogram`.
-    ``privacy_unit`` and ``max_records`` are as for :class:`Session`.
+    ``privacy_unit`` and ``max_records`` are as for :class:`Session`. ``budget`` is a
+    stored budget (``dh.BudgetStore(...).budget(name)``) charged first, durably, and
+    left holding the release (see :class:`Session`).
 
     Example
     -------
@@ -339,11 +385,29 @@ def publish(
     """
     if rho is not None and epsilon is not None:
         raise ValidationError("give either epsilon= (pure DP) or rho= (zCDP), not both")
-    budget = zCDP(rho) if rho is not None else PureDP(epsilon)
+    amount = {"rho": rho} if rho is not None else {"epsilon": epsilon}
+    if budget is None:
+        budget = zCDP(rho) if rho is not None else PureDP(epsilon)
+        epsilon = None
+    else:
+        stored_cost(budget, epsilon, rho)  # a rho release on a pure budget: refused here
     session = Session(
-        counts, budget=budget, rng=rng, privacy_unit=privacy_unit, max_records=max_records
+        counts,
+        epsilon=epsilon,
+        budget=budget,
+        rng=rng,
+        privacy_unit=privacy_unit,
+        max_records=max_records,
     )
-    return session.publish(method, **{budget.name: budget.amount}, **params)
+    return session.publish(method, **amount, **params)
+
+
+def heaviest_candidate(n: int) -> str:
+    """The candidate of ``method="auto"`` that needs the most memory at ``n`` bins (its
+    choice depends on the data, so memory is planned for the heaviest)."""
+    from .resources import memory_estimate
+
+    return max((c.method for c in CANDIDATES), key=lambda m: memory_estimate(n, m))
 
 
 def zcdp_ready(pipeline: Any) -> bool:

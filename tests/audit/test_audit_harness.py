@@ -194,6 +194,7 @@ class PublicPairs(Block):
         return state.with_(labels=np.arange(state.n, dtype=np.int64) // 2)
 
 
+@pytest.mark.extended
 def test_fixed_partition_group_means_pass_with_a_tight_bound(audit_row):
     mech = audit.pipeline_mechanism("group means", [PublicPairs(), GroupTotals(share=REST)])
     x = audit.standard_histogram(8)
@@ -312,7 +313,7 @@ def _best(res: audit.AuditResult) -> str:
 # --------------------------------------------------------------------------- extended
 
 
-@pytest.mark.audit_extended
+@pytest.mark.exhaustive
 @pytest.mark.statistical
 def test_calibration_no_false_flags(audit_row):
     """Spec §6.B4: 200 audits of correct mechanisms (Laplace at epsilon 1 and 0.25,

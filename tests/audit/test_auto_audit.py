@@ -69,6 +69,7 @@ def _pair_at(total: int) -> audit.Neighbour:
     return audit.pair(x, int(np.argmin(x)), +1, "straddles a threshold of the model")
 
 
+@pytest.mark.extended
 @pytest.mark.statistical
 def test_auto_is_not_flagged_and_the_true_features_mutant_is(audit_row):
     pair = _pair_at(BOUNDARY)

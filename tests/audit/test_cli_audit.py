@@ -129,6 +129,7 @@ MUTANTS = {
 }
 
 
+@pytest.mark.extended
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_command_line_is_private_on_neighbouring_files(tmp_path, audit_row, case):
     mech = cli_mechanism(tmp_path, FILES[case], CASES[case], f"dphist publish ({case})")
@@ -139,6 +140,7 @@ def test_command_line_is_private_on_neighbouring_files(tmp_path, audit_row, case
     assert not result.flagged, result.best
 
 
+@pytest.mark.extended
 @pytest.mark.parametrize("mutant", sorted(MUTANTS))
 def test_mutants_of_the_command_line_are_flagged(tmp_path, audit_row, mutant):
     case, module, attribute, wrap = MUTANTS[mutant]

@@ -31,8 +31,8 @@ import numpy as np
 import pytest
 
 from dphist import groupsize as gs
-from dphist._kernel import Accountant, GroupMeasurer, noise_source
-from dphist.groupsize.estimators import DEFAULT_NORM, naive_estimate
+from dphist._kernel import Accountant, GroupMeasurer, PrivateGroupsMeasurer, noise_source
+from dphist.groupsize.estimators import DEFAULT_NORM, cumulative_estimate, naive_estimate
 from dphist.groupsize.publish import _estimate_level, seal
 from dphist.lab import audit
 from dphist.lab.audit import pair
@@ -94,7 +94,9 @@ def node_mechanism(method: str, *, per_level=(Fraction(EPS),), claimed=EPS, name
         est = {}
         for lev, e in enumerate(per_level, start=1):
             est.update(
-                _estimate_level(meas, data, lev, method, DEFAULT_NORM[method], e, K, 0, "node")
+                _estimate_level(
+                    meas, meas.data.groups, lev, method, DEFAULT_NORM[method], e, K, 0, "node"
+                )
             )
         assert sum(c.epsilon for c in budget.ledger) == sum(per_level)
         # run j's regions: its node at each level, root side first
@@ -181,6 +183,7 @@ def test_naive_measurement_is_charged_sensitivity_two():
     assert charge.sensitivity == 2 and charge.scale == 2 / Fraction(EPS)
 
 
+@pytest.mark.extended
 def test_full_pipeline_passes_with_power(audit_row):
     res = run_audit(
         pipeline_mechanism("ranked", 1),
@@ -194,6 +197,7 @@ def test_full_pipeline_passes_with_power(audit_row):
     assert res.eps_lb > 0.1, res.summary()
 
 
+@pytest.mark.extended
 def test_selection_passes(audit_row):
     res = run_audit(
         selection_mechanism(1), [SMALL], audit_row, seed=SEED + 2, n_search=150, n_confirm=600
@@ -229,7 +233,7 @@ def test_mutant_is_caught_and_twin_passes(bug, audit_row):
 # --------------------------------------------------------------------------- extended
 
 
-@pytest.mark.audit_extended
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("method", ["naive", "ranked", "cumulative"])
 def test_node_estimators_extended(method, audit_row):
     pairs = [GROW, SHRINK, pair(SIZES, 3, +1, "size 3 -> 4"), pair([4, 4, 1, 5], 0, +1, "to K")]
@@ -239,7 +243,7 @@ def test_node_estimators_extended(method, audit_row):
     assert not res.flagged, res.summary()
 
 
-@pytest.mark.audit_extended
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("method", ["ranked", "cumulative", ["cumulative", "ranked"]])
 def test_pipeline_extended(method, audit_row):
     res = run_audit(
@@ -254,7 +258,7 @@ def test_pipeline_extended(method, audit_row):
     assert res.eps_lb > 0, res.summary()
 
 
-@pytest.mark.audit_extended
+@pytest.mark.exhaustive
 def test_selection_extended(audit_row):
     sel = run_audit(
         selection_mechanism(2),
@@ -265,3 +269,65 @@ def test_selection_extended(audit_row):
         n_confirm=5_000,
     )
     assert not sel.flagged, sel.summary()
+
+
+# --------------------------------------------------------------------------- private counts
+# With private group counts (spec §7.9) neighbours may also add or remove an empty group.
+# The harness moves one coordinate by one, so a coordinate is a group *slot*: 0 is no
+# group, v >= 1 a group of v - 1 entities. Then +1 on an empty slot adds an empty group
+# and +1 on a used one adds an entity: exactly the wider relation.
+
+SLOTS = [0, 1, 2, 3]  # no group, an empty group, groups of one and two entities
+K_COUNTS = 16  # the literal reading moves all K cells: a larger K makes it plain
+ADD_GROUP = pair(SLOTS, 0, +1, "one empty group more")
+ADD_ENTITY = pair(SLOTS, 2, +1, "an entity joins a group of one")
+
+
+def private_counts_mechanism(literal: bool, name: str):
+    """Level 1 of a batch (one region per run, independent noise): a noisy group count
+    (eps/2, rounded at 0 and above) and groups of size >= i (eps/2), the cumulative
+    estimate from them; outputs the count and the histogram. ``literal``: the mutant,
+    §7.9 read literally, measures the usual cumulative ``Hc`` instead, whose cells count
+    every group of size <= i (one empty group moves them all), with the noisy count as
+    its total."""
+
+    def f(x, runs, gen):
+        sizes = [v - 1 for v in x if v > 0]
+        data = level_batch(sizes, runs, 1)
+        budget = Accountant(Fraction(EPS), label="audit")
+        meas = PrivateGroupsMeasurer(seal(data), budget, noise_source(gen))
+        half = Fraction(EPS, 2)
+        counts = {r: max(int(v[0]), 0) for r, v in meas.group_counts(1, epsilon=half, block="c")}
+        if literal:
+            est = {
+                r: cumulative_estimate(hc, counts[r], k=K_COUNTS, norm="l1")
+                for r, hc in meas.cumulative(1, K_COUNTS, 0, epsilon=half, block="Hc")
+            }
+        else:
+            est = _estimate_level(meas, counts, 1, "cumulative", "l1", half, K_COUNTS, 0, "R")
+        out = np.zeros((runs, 1 + WIDTH))
+        for j in range(runs):
+            h = np.asarray(est[1 + j], dtype=np.int64)
+            cells = np.zeros(WIDTH)
+            cells[: min(h.size, WIDTH)] = h[:WIDTH]
+            cells[-1] += h[WIDTH:].sum()
+            out[j] = [counts[1 + j], *cells]
+        assert sum(c.epsilon for c in budget.ledger) == EPS
+        return out
+
+    return audit.function_mechanism(name, f, epsilon=EPS, vectorized=True)
+
+
+@pytest.mark.extended
+def test_private_counts_pass_and_the_literal_reading_is_caught(audit_row):
+    good = run_audit(
+        private_counts_mechanism(False, "groupsize private counts"),
+        [ADD_GROUP, ADD_ENTITY], audit_row, seed=SEED + 7, n_confirm=4_000,
+    )  # fmt: skip
+    assert not good.flagged, good.summary()
+    assert good.eps_lb > 0.1, good.summary()
+    bad = run_audit(
+        private_counts_mechanism(True, "mutant: counts private, Hc measured"),
+        [ADD_GROUP], audit_row, seed=SEED + 7, n_confirm=4_000,
+    )  # fmt: skip
+    assert bad.flagged, bad.summary()

@@ -548,6 +548,7 @@ CONTROLS = [
 # --------------------------------------------------------------------------- tests
 
 
+@pytest.mark.extended
 @pytest.mark.statistical
 @pytest.mark.parametrize("mutant", ZOO, ids=[m.name for m in ZOO])
 def test_mutant_is_flagged(mutant, audit_row):
@@ -566,6 +567,7 @@ def test_mutant_is_flagged(mutant, audit_row):
     assert out.flagged, f"mutant escaped: {mutant.name}: {out}"
 
 
+@pytest.mark.extended
 @pytest.mark.statistical
 @pytest.mark.parametrize("control", CONTROLS, ids=[m.name for m in CONTROLS])
 def test_correct_twin_passes(control, audit_row):
@@ -617,7 +619,7 @@ def test_ledger_check_catches_each_white_box_mutant():
 # --------------------------------------------------------------------------- extended
 
 
-@pytest.mark.audit_extended
+@pytest.mark.exhaustive
 @pytest.mark.statistical
 def test_extended_black_box_power(audit_row):
     """Larger samples: the black-box audit alone flags the DAWA reference scale and

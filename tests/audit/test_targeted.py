@@ -119,6 +119,7 @@ def record(audit_row, label: str, result: audit.AuditResult) -> None:
     )
 
 
+@pytest.mark.extended
 @pytest.mark.statistical
 @pytest.mark.parametrize("label", list(TARGETS))
 def test_targeted_pair_has_power_and_no_flag(label, audit_row):
@@ -133,7 +134,7 @@ def test_targeted_pair_has_power_and_no_flag(label, audit_row):
 # --------------------------------------------------------------------------- extended
 
 
-@pytest.mark.audit_extended
+@pytest.mark.exhaustive
 @pytest.mark.statistical
 @pytest.mark.parametrize("label", list(TARGETS))
 @pytest.mark.parametrize("epsilon", [1.0, 0.5])

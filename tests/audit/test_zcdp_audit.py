@@ -117,6 +117,7 @@ CASES = {
 }
 
 
+@pytest.mark.extended
 @pytest.mark.statistical
 @pytest.mark.parametrize("name", list(CASES))
 @pytest.mark.parametrize("correct", [False, True], ids=["mutant", "twin"])
@@ -136,6 +137,7 @@ def test_zcdp_mutant_is_flagged_and_its_twin_passes(name, correct, audit_row):
     assert res.flagged != correct, res.summary()
 
 
+@pytest.mark.extended
 @pytest.mark.statistical
 @pytest.mark.parametrize("method", ["HB", "P-HP"])
 def test_zcdp_methods_pass_their_implied_claim(method, audit_row):

@@ -20,6 +20,7 @@ from .data import MAX_TOTAL, ProtectedCounts, count_cap, protect, protect_grid, 
 from .gaussian import gaussian_noise_variance
 from .grid import GridHaar, GridSums, RectangleSums, WorstRectangle
 from .grid_split import QuadSplit
+from .group_counts import PrivateGroupsMeasurer
 from .groups import GroupMeasurer, ProtectedGroups, int_vector, protect_groups
 from .l1_partition import NoisyPartition
 from .noise import NoiseSource, noise_source, noise_variance
@@ -46,6 +47,7 @@ __all__ = [
     "NoisyPartition",
     "PHPClusters",
     "Primitive",
+    "PrivateGroupsMeasurer",
     "PrivateView",
     "ProtectedCounts",
     "ProtectedGroups",

@@ -33,6 +33,7 @@ __all__ = [
     "Charge",
     "Primitive",
     "as_fraction",
+    "exact_text",
     "resolve_shares",
     "validate_epsilon",
 ]
@@ -262,9 +263,9 @@ class Accountant:
             for level in self._chain():
                 if cap > level.remaining:
                     raise BudgetExceededError(
-                        f"{label!r} asked for epsilon={_fmt(cap)} but {level.label!r} has only "
-                        f"epsilon={_fmt(level.remaining)} left "
-                        f"(short by {_fmt(cap - level.remaining)})",
+                        f"{label!r} asked for epsilon={exact_text(cap)} but {level.label!r} has "
+                        f"only epsilon={exact_text(level.remaining)} left "
+                        f"(short by {exact_text(cap - level.remaining)})",
                         block=label,
                         primitive="reserve",
                         requested=cap,
@@ -282,9 +283,10 @@ class Accountant:
             for level in chain:
                 if level._spent + eps > level.cap:
                     raise BudgetExceededError(
-                        f"block {charge.block!r} asked {charge.primitive} for epsilon={_fmt(eps)} "
-                        f"but {level.label!r} has only epsilon={_fmt(level.remaining)} left "
-                        f"(short by {_fmt(level._spent + eps - level.cap)})",
+                        f"block {charge.block!r} asked {charge.primitive} for "
+                        f"epsilon={exact_text(eps)} but {level.label!r} has only "
+                        f"epsilon={exact_text(level.remaining)} left "
+                        f"(short by {exact_text(level._spent + eps - level.cap)})",
                         block=charge.block,
                         primitive=charge.primitive,
                         requested=eps,
@@ -296,7 +298,7 @@ class Accountant:
         return charge
 
 
-def _fmt(q: Fraction) -> str:
+def exact_text(q: Fraction) -> str:
     """A short exact rendering of a rational: decimal when it terminates, else a/b."""
     d = q.denominator
     while d % 2 == 0:

@@ -8,8 +8,9 @@ interrupted (Ctrl-C). Every error is one line on stderr starting ``dphist: error
 no traceback reaches the user (``DPHIST_TRACEBACK=1`` shows one for internal errors).
 
 Commands: ``demo`` and ``methods`` (:mod:`.info`), ``publish`` (:mod:`.publish`),
-``plan`` (:mod:`.plan`), ``groupsize`` (:mod:`.groupsize`), ``bench`` and ``reproduce``
-(:mod:`.lab`).
+``check`` (:mod:`.check`: for the data owner, not private), ``plan`` (:mod:`.plan`),
+``groupsize`` (:mod:`.groupsize`), ``budget`` (:mod:`.budget`), ``bench`` and
+``reproduce`` (:mod:`.lab`).
 """
 
 from __future__ import annotations
@@ -23,14 +24,15 @@ from typing import Any
 import typer
 
 from ..errors import DphistError
-from . import groupsize, info, lab, plan, publish
+from . import budget, check, groupsize, info, lab, plan, publish
 from .common import UsageError, app
 
 __all__ = ["app", "main"]
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 PREFIX = "dphist: error: "
-_COMMANDS = (groupsize, info, lab, plan, publish)  # importing them registers the commands
+# importing the command modules registers their commands
+_COMMANDS = (budget, check, groupsize, info, lab, plan, publish)
 
 
 def _fail(message: str, code: int) -> int:

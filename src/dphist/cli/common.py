@@ -9,17 +9,18 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any
 
-import numpy as np
 import typer
 from rich.console import Console
-from rich.table import Table
+from rich.table import Table as RichTable
 from rich.text import Text
 
 from .. import PureDP, __version__, export, zCDP
 from .._kernel import validate_epsilon
 from ..errors import DphistError, UnknownMethodError
+from ..export import noise_decimals
 from ..methods import get_method
 from ..release import Release
+from ..table import Table, total_interval, typical_half_width
 from ..twod import grid_method
 
 app = typer.Typer(
@@ -171,31 +172,38 @@ def say(console: Console, *lines: str) -> None:
         console.print(Text(line))
 
 
-def error_summary(release: Release, alpha: float = 0.05) -> list[str]:
-    """What the error bars of ``release`` look like, in a line or two."""
-    if release.stderr is None:
+def error_summary(release: Release, table: Table | None = None, alpha: float = 0.05) -> list[str]:
+    """What the error bars of ``release`` (as shown in ``table``) look like, in a line or
+    two: a bin's typical half-width (before lower limits rise to 0, which would flatter
+    it) and the total's interval, which holds the total shown."""
+    table = release.table("float", alpha) if table is None else table
+    if table.stderr is None:
         reason = release.error_bars.removeprefix("nothing: ")
         return [f"Error bars: none. {reason[:1].upper()}{reason[1:]}."]
-    lower, upper = release.intervals(alpha=alpha)
-    half = float(np.median((upper - lower) / 2.0))
-    lo_all, hi_all = release.interval(0, release.n, alpha=alpha)
-    level = f"{1 - alpha:.0%}"
+    d = noise_decimals(release, table)
+    half = typical_half_width(release, alpha)
+    lo_all, hi_all = total_interval(release, table)
     return [
-        f"Error bars ({level}): a bin's interval is typically ±{half:,.2f} (median over bins); "
-        f"the total {release.range_sum(0, release.n):,.1f} lies in "
-        f"[{lo_all:,.1f}, {hi_all:,.1f}].",
-        f"They cover {release.error_bars}.",
+        f"Error bars ({1 - alpha:.0%}): a bin's interval is typically ±{half:,.{d}f} (median "
+        f"over bins); the total {table.total:,.{d}f} lies in [{lo_all:,.{d}f}, {hi_all:,.{d}f}].",
+        f"They cover {table.covers}.",
     ]
 
 
-def ledger_table(release: Release) -> Table:
+def decimal(value: Fraction) -> str:
+    """An exact rational as a short decimal for printing (the files keep it exact)."""
+    text = exact(value)
+    return text if "/" not in text and len(text) <= 10 else f"{float(value):.6g}"
+
+
+def ledger_table(release: Release) -> RichTable:
     unit = "rho" if getattr(release, "definition", "pure") == "zcdp" else "epsilon"
     scale = "noise variance / scale" if unit == "rho" else "noise scale"
-    table = Table(title="Ledger (every noisy measurement)")
+    table = RichTable(title="Ledger (every noisy measurement; exact values in the files)")
     for name in ("block", "primitive", "values", unit, scale):
         table.add_column(name, justify="left" if name in ("block", "primitive") else "right")
     for c in release.ledger:
-        table.add_row(c.block, c.primitive, f"{c.size:,}", exact(c.epsilon), exact(c.scale))
+        table.add_row(c.block, c.primitive, f"{c.size:,}", decimal(c.epsilon), decimal(c.scale))
     return table
 
 

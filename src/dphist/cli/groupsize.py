@@ -11,6 +11,9 @@ from rich.console import Console
 from rich.table import Table
 
 from .. import export, ingest
+from .._kernel import as_share
+from ..errors import DphistError
+from .budget import BudgetName, BudgetStoreOption, charge_first
 from .common import (
     Delta,
     OptionalEpsilon,
@@ -22,6 +25,7 @@ from .common import (
     delta_record,
     exact,
     new_console,
+    number,
     say,
     status,
     usage,
@@ -53,13 +57,28 @@ Methods = Annotated[
     str, _opt("M|M1,M2,...", "cumulative, ranked or naive; or one per level, root first.")
 ]
 SizeCap = Annotated[
-    int, typer.Option("--K", min=1, help="Public cap on group sizes (never from the data).")
-]
+    int,
+    typer.Option(
+        "--K", min=1,
+        help="Public cap on group sizes: sizes of K or more are released as K ('K or more'); "
+        "the cumulative and naive methods measure K cells per region, so time and noise grow "
+        "with it. Default 10,000: above any household and most group quarters. Choose it from "
+        "public knowledge, never from the data.",
+    ),
+]  # fmt: skip
 MinSize = Annotated[
     int, typer.Option(min=0, help="Public minimum group size (smaller groups count at m0).")
 ]
 Merge = Annotated[str, typer.Option(help="weighted or mean.")]
-Out = Annotated[Path | None, _opt("FILE", "Output .csv or .json.")]
+CountsShare = Annotated[
+    str | None,
+    _opt("SHARE", "Treat the number of groups per region as private too: spend this share of "
+         "the budget (0 to 1) on noisy group counts, made whole and consistent (cumulative "
+         "method only; the regions themselves stay public)."),
+]  # fmt: skip
+Out = Annotated[
+    Path | None, _opt("FILE", "Output .csv (ledger in FILE.ledger.json) or .json; never an input.")
+]
 Demo = Annotated[
     bool, typer.Option("--demo", help="Compare the methods on synthetic housing data.")
 ]
@@ -93,7 +112,12 @@ def _check(
         with usage("'--out'"):
             export.output_format(out, export.GROUP_FORMATS)
             export.check_writable(out, "output")
+            export.check_targets(export.group_size_targets(out), _inputs(groups, entities))
     return [c.strip() for c in levels.split(",")]
+
+
+def _inputs(groups: Path, entities: Path | None) -> list[Path]:
+    return [groups] if entities is None else [groups, entities]
 
 
 def _summary(release: Any) -> Table:
@@ -117,41 +141,53 @@ def groupsize(
     entities: Entities = None, size_column: SizeColumn = None, privacy_unit: Unit = None,
     max_records: MaxRecords = None, epsilon: OptionalEpsilon = None, rho: Rho = None,
     delta: Delta = None, method: Methods = "cumulative", k: SizeCap = 10_000, m0: MinSize = 0,
-    merge: Merge = "weighted", seed: Seed = None, out: Out = None, demo: Demo = False,
+    merge: Merge = "weighted", private_group_counts: CountsShare = None, seed: Seed = None,
+    out: Out = None, demo: Demo = False, budget_name: BudgetName = None,
+    budget_store: BudgetStoreOption = None,
 ) -> None:  # fmt: skip
     """Publish group-size histograms over a region hierarchy (Kuo et al., PVLDB 2018).
 
     Every region's histogram of group sizes is released with integer counts that
     match the public number of groups and add up from counties to states to the
     nation. With --demo, compares the methods on synthetic data instead. The budget is
-    --epsilon (pure DP, 1 by default) or --rho (zero-concentrated DP).
+    --epsilon (pure DP) or --rho (zero-concentrated DP), always given (the demo, on
+    synthetic data, defaults to epsilon = 1).
     """
     from .. import groupsize as gs
 
     console = new_console()
-    chosen_budget = budget(epsilon, rho, default=Fraction(1))
+    if not demo and (groups is None or levels is None):
+        raise typer.BadParameter("give a groups table and --levels (or --demo)")
+    chosen_budget = budget(epsilon, rho, default=Fraction(1) if demo else None)
     if demo:
         if groups is not None:
             raise typer.BadParameter("give either a groups table or --demo, not both")
         if chosen_budget.definition == "zcdp":
             raise typer.BadParameter("--demo compares the methods under --epsilon only")
+        if budget_name is not None:
+            raise typer.BadParameter("--demo reads no data: drop --budget")
         _groupsize_demo(console, gs, chosen_budget.amount, seed)
         return
     level_names = _check(groups, levels, entities, size_column, merge, k, m0, out)
     chosen = _methods(method, len(level_names))
+    counts_share = _counts_share(private_group_counts, chosen)
     with usage("'--max-records'"):
         bound = ingest.unit_bound(privacy_unit, max_records)
     unit = {} if bound is None else {"privacy_unit": privacy_unit, "max_records": bound}
+    amount = {chosen_budget.name: chosen_budget.amount}
+    grant = charge_first(budget_name, budget_store, amount, "groupsize")
     data = ingest.read_group_tables(
         groups, level_names, group_column=group_column, entities=entities,
         size_column=size_column, rng=seed, **unit,
     )  # fmt: skip
-    amount = {chosen_budget.name: chosen_budget.amount}
-    release = gs.publish_group_sizes(
-        data, method=chosen, K=k, m0=m0, merge=merge, rng=seed, **amount, **unit
-    )
+    release = _release(
+        gs, data, method=chosen, K=k, m0=m0, merge=merge, rng=seed,
+        group_counts_share=counts_share, **amount, **unit,
+    )  # fmt: skip
     implied = delta_record(release.epsilon, release.definition, delta)
-    written = export.write_group_sizes(out, release, **implied) if out is not None else []
+    inputs = _inputs(groups, entities)
+    written = export.write_group_sizes(out, release, inputs=inputs, **implied) if out else []
+    grant.record(release, written)
     console.print(_summary(release))
     say(
         console,
@@ -159,6 +195,26 @@ def groupsize(
         *status(release, seed),
         *(f"Written: {p.resolve()}" for p in written),
     )
+
+
+def _counts_share(text: str | None, method: str | list[str]) -> object:
+    """``--private-group-counts``, checked before any table is read."""
+    if text is None:
+        return None
+    with usage("'--private-group-counts'"):
+        share = as_share(number(text), name="the share")
+        if not 0 < share < 1:
+            raise DphistError("the share must lie strictly between 0 and 1")
+    if method != "cumulative":
+        raise typer.BadParameter(
+            "private group counts need the cumulative method", param_hint="'--method'"
+        )
+    return share
+
+
+def _release(gs: Any, data: Any, **options: Any) -> Any:
+    """Spend the budget: the one step that releases (a stored budget was charged before)."""
+    return gs.publish_group_sizes(data, **options)
 
 
 def _groupsize_demo(console: Console, gs: Any, epsilon: Fraction, seed: int | None) -> None:

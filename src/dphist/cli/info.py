@@ -15,6 +15,7 @@ from rich.table import Table
 
 from .. import export, synthetic
 from ..methods import list_methods
+from ..methods.guide import when_to_use
 from ..release import Release
 from ..session import publish
 from ..twod import list_grid_methods
@@ -122,8 +123,11 @@ def demo(
 def methods_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
     grid: Annotated[bool, typer.Option("--2d", help="List the 2-D methods.")] = False,
+    long: Annotated[
+        bool, typer.Option("--long", help="Paper, blocks, budget split and complexity.")
+    ] = False,
 ) -> None:
-    """List the registered methods."""
+    """List the registered methods: one line each, what it does and when to use it."""
     rows = []
     for m in list_grid_methods() if grid else list_methods():
         split = m.budget_split()
@@ -134,6 +138,7 @@ def methods_command(
                 "name": m.name,
                 "aliases": list(m.aliases),
                 "summary": m.summary,
+                "use": None if grid else when_to_use(m.name)[1],
                 "cite": m.cite,
                 "parameters": dict(m.defaults),
                 "blocks": [block for block, _ in split],
@@ -144,6 +149,28 @@ def methods_command(
         ]
         sys.stdout.write(json.dumps(payload, indent=2, default=export.json_default) + "\n")
         return
+    console = new_console()
+    if grid and not long:
+        width = max(len(m.name) for m, _ in rows)
+        for m, _ in rows:
+            say(console, f"{m.name:<{width}} {m.summary}")
+        say(
+            console,
+            "Any 1-D method runs along the Hilbert curve as 'hilbert:NAME'; --long: papers.",
+        )
+        return
+    if not long:
+        width = max(len(m.name) for m, _ in rows)
+        say(console, f"{'method':<{width}} {'what it does':<28} use it for")
+        for m, _ in rows:
+            what, use = when_to_use(m.name)
+            say(console, f"{m.name:<{width}} {what:<28} {use}")
+        say(
+            console,
+            "Method 'auto' (the default of 'dphist publish') chooses among these; 'dphist plan' "
+            "gives the epsilon a target accuracy needs; --long for papers, blocks and budgets.",
+        )
+        return
     table = Table(title="Registered methods")
     for name in ("name", "paper", "blocks", "budget split", "complexity"):
         table.add_column(name, overflow="fold")
@@ -152,7 +179,6 @@ def methods_command(
         shares = ", ".join(f"{block} {exact(q)}" for block, q in split if q > 0)
         name = f"{m.name}\n({', '.join(m.aliases)})" if m.aliases else m.name
         table.add_row(name, m.cite, blocks, shares, m.complexity or "-")
-    console = new_console()
     console.print(table)
     say(
         console,

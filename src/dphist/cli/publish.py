@@ -14,12 +14,13 @@ from rich.console import Console
 from rich.table import Table
 
 from .. import export, ingest, resources
-from ..errors import DphistError
 from ..methods import get_method
 from ..methods.advisor import feature_share, time_budget_seconds, workload_kind
-from ..methods.selector import CANDIDATES
 from ..release import Release
-from ..session import publish
+from ..session import heaviest_candidate, publish
+from ..table import COUNTS
+from ..table import Table as Published
+from .budget import BudgetName, BudgetStoreOption, charge_first
 from .common import (
     Delta,
     OptionalEpsilon,
@@ -40,23 +41,28 @@ from .common import (
     status,
     usage,
 )
+from .inputs import (
+    Bins,
+    Categories,
+    Column,
+    Delimiter,
+    Domain,
+    Edges,
+    Encoding,
+    Input,
+    Outside,
+    ValueType,
+    What,
+    check_outputs,
+    check_what,
+    input_files,
+    opt,
+    refuse_data_bins,
+)
 from .publish2d import grid_columns, publish_grid_file
 
 PREVIEW_ROWS = 10
 PROGRESS_BYTES = 100 * 2**20  # show counting progress for input files above this size
-
-
-def _categories_option(text: str) -> object:
-    if not text.startswith("@"):
-        return text
-    source = Path(text[1:])
-    try:
-        lines = source.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise DphistError(
-            f"cannot read categories from {str(source)!r}: {exc.strerror or exc}"
-        ) from None
-    return [line for line in lines if line]
 
 
 def _method_params(
@@ -78,10 +84,9 @@ def _method_params(
             time_budget_seconds(time_budget)
         with usage("'--auto-share'"):
             share = feature_share(auto_share)
-        heaviest = max(
-            (c.method for c in CANDIDATES), key=lambda m: resources.bytes_per_bin(m, binning.n)
+        return {"workload": kind, "time_budget": time_budget, "auto_share": share}, (
+            heaviest_candidate(binning.n)
         )
-        return {"workload": kind, "time_budget": time_budget, "auto_share": share}, heaviest
     if workload is not None or time_budget is not None or auto_share is not None:
         raise typer.BadParameter(
             "--workload, --time-budget and --auto-share apply to --method auto only"
@@ -115,35 +120,29 @@ def _counting_progress(source: Path) -> Iterator[Any]:
         yield lambda done: bar.update(task, completed=done * size)
 
 
-def _preview(binning: ingest.Binning, release: Release) -> Table:
-    table = Table(title="Private histogram")
-    bars = release.stderr is not None
+def _preview(binning: ingest.Binning, table: Published, decimals: int) -> Table:
+    preview = Table(title="Private histogram")
+    bars = table.lower is not None and table.upper is not None
     columns = [("bin", "right"), ("label", "left"), ("estimate", "right")]
-    for name, justify in columns + ([("95% interval", "right")] if bars else []):
-        table.add_column(name, justify=justify)
+    for name, justify in columns + ([(f"{1 - table.alpha:.0%} interval", "right")] if bars else []):
+        preview.add_column(name, justify=justify)
     n = binning.n
     edge = PREVIEW_ROWS
     shown = range(n) if n <= 2 * edge else [*range(edge), -1, *range(n - edge, n)]
     labels = binning.labels() if n <= 2 * edge else None
-    lower, upper = release.intervals() if bars else (None, None)
+    d = 0 if table.counts == "integer" else decimals
     for i in shown:
         if i < 0:
-            table.add_row(*["…"] * len(table.columns))
+            preview.add_row(*["…"] * len(preview.columns))
             continue
         label = labels[i] if labels is not None else binning.label(i)
-        row = [str(i), label, f"{release.estimate[i]:,.2f}"]
+        row = [str(i), label, f"{table.estimate[i]:,.{d}f}"]
         if bars:
-            row.append(f"[{lower[i]:,.1f}, {upper[i]:,.1f}]")
-        table.add_row(*row)
-    return table
+            row.append(f"[{table.lower[i]:,.{decimals}f}, {table.upper[i]:,.{decimals}f}]")
+        preview.add_row(*row)
+    return preview
 
 
-def _opt(metavar: str, help: str, **kw: Any) -> Any:
-    return typer.Option(metavar=metavar, help=help, **kw)
-
-
-Input = Annotated[Path, typer.Argument(metavar="INPUT", help="CSV (header row first) or Parquet.")]
-Column = Annotated[str, typer.Option("--column", "-c", help="Column to count.")]
 Method = Annotated[
     str,
     typer.Option(
@@ -153,34 +152,25 @@ Method = Annotated[
         "trained on public data ranks best for the bins, epsilon and --workload.",
     ),
 ]
-Edges = Annotated[str | None, _opt("E0,E1,...", "Public bin edges: [e_i, e_i+1), last closed.")]
-Categories = Annotated[str | None, _opt("A,B,...|@FILE", "Public labels, or @FILE (one per line).")]
-Domain = Annotated[str | None, _opt("LO:HI:WIDTH", "Equal-width public bins from LO to HI.")]
-Bins = Annotated[str | None, typer.Option(hidden=True, help="Refused: bins must be public.")]
 Params = Annotated[
     list[str] | None, typer.Option("--param", metavar="K=V", help="Method setting (repeatable).")
 ]
 Workload = Annotated[
     str | None,
-    _opt("KIND|LENGTH", "For auto: point, short, long, all, prefix (or categorical, mixed), "
+    opt("KIND|LENGTH", "For auto: point, short, long, all, prefix (or categorical, mixed), "
          "or a typical query length in bins."),
 ]  # fmt: skip
-TimeBudget = Annotated[float | None, _opt("SECONDS", "For auto: time budget.", min=0.0)]
+TimeBudget = Annotated[float | None, opt("SECONDS", "For auto: time budget.", min=0.0)]
 AutoShare = Annotated[
-    str | None, _opt("SHARE", "For auto: share of epsilon for the noisy counts (0 to 1/2).")
+    str | None, opt("SHARE", "For auto: share of epsilon for the noisy counts (0 to 1/2).")
 ]
-Outside = Annotated[
-    str | None,
-    _opt("clip|drop", "Values outside the bins: clip into the end bins (default for numbers) "
-         "or drop (the only choice for categories)."),
-]  # fmt: skip
 Unit = Annotated[
     str | None,
-    _opt("COLUMN", "Column naming the privacy unit (a person with several records); "
+    opt("COLUMN", "Column naming the privacy unit (a person with several records); "
          "needs --max-records."),
 ]  # fmt: skip
 MaxRecords = Annotated[
-    int | None, _opt("K", "Most records kept per privacy unit (a random subset).", min=1)
+    int | None, opt("K", "Most records kept per privacy unit (a random subset).", min=1)
 ]
 Strict = Annotated[
     bool,
@@ -189,30 +179,46 @@ Strict = Annotated[
 ]  # fmt: skip
 Out = Annotated[
     Path | None,
-    _opt("FILE", "Write .json, .csv or .parquet (ledger in FILE.ledger.json).", dir_okay=False),
-]
-Plot = Annotated[Path | None, _opt("PNG", "Plot the private estimate.", dir_okay=False)]
+    opt("FILE", "Write .json, .csv or .parquet (ledger in FILE.ledger.json); never an input.",
+        dir_okay=False),
+]  # fmt: skip
+Counts = Annotated[
+    str,
+    opt("integer|float", "Published counts: non-negative integers with the estimate's total "
+        "(post-processing; the default), or the estimate itself (unbiased for linear methods)."),
+]  # fmt: skip
+Decimals = Annotated[
+    int | None,
+    opt("N", "Decimals of real values in a CSV (default: what the noise allows; Parquet and "
+        "JSON keep full precision).", min=0, max=15),
+]  # fmt: skip
+Plot = Annotated[Path | None, opt("PNG", "Plot the private estimate.", dir_okay=False)]
 
 
 @dataclass(frozen=True)
 class _Request:
     """The checked options of one ``dphist publish``: everything public, nothing read."""
 
-    binning: ingest.Binning
-    policy: str
+    what: What
     params: dict[str, Any]
     unit: dict[str, Any]
     image: str | None
     amount: dict[str, Any]  # {"epsilon": ...} or {"rho": ...}
     delta: float | None
+    counts: str
+    decimals: int | None
+
+    @property
+    def binning(self) -> ingest.Binning:
+        return self.what.binning
 
 
 def _check(
-    method: str, epsilon: Any, rho: Any, delta: float | None, bins: str | None,
-    binning_options: dict[str, object], outside: str | None, items: Sequence[str] | None,
+    source: Path, column: str, method: str, epsilon: Any, rho: Any, delta: float | None,
+    bins: str | None, binning_options: dict[str, Any], items: Sequence[str] | None,
     workload: str | None, time_budget: float | None, auto_share: str | None,
-    privacy_unit: str | None,
-    max_records: int | None, out: Path | None, plot: Path | None,
+    privacy_unit: str | None, max_records: int | None, counts: str, decimals: int | None,
+    out: Path | None, plot: Path | None,
 ) -> _Request:  # fmt: skip
     """Every option checked before any data is read (usage errors, exit code 2)."""
     chosen = budget(epsilon, rho)
@@ -221,71 +227,92 @@ def _check(
             "--method auto chooses among pure epsilon-DP methods; with --rho name a method",
             param_hint="'--method'",
         )
-    if bins is not None:
-        raise typer.BadParameter(
-            f"--bins {bins!r} asks for bins derived from the data; {ingest.PUBLIC_BINS_HINT}"
-        )
-    with usage():
-        binning = ingest.binning(**binning_options)
-    with usage("'--outside'"):
-        policy = ingest.outside_policy(binning, outside)
-    params, planned = _method_params(method, items, workload, time_budget, auto_share, binning)
-    with usage("'--max-records'"):
-        k = ingest.unit_bound(privacy_unit, max_records)
+    refuse_data_bins(bins)
+    if counts not in COUNTS:
+        raise typer.BadParameter("must be integer or float", param_hint="'--counts'")
     if out is not None:
         with usage("'--out'"):
             export.output_format(out)
             export.check_writable(out, "output")
     image = plot_target(plot)
+    outputs = {"--out": export.histogram_targets(out) if out else [], "--plot": [plot] * bool(plot)}
+    check_outputs(outputs, input_files(source, binning_options["categories"]))
+    what = check_what(source, column, **binning_options)
+    binning = what.binning
+    params, planned = _method_params(method, items, workload, time_budget, auto_share, binning)
+    with usage("'--max-records'"):
+        k = ingest.unit_bound(privacy_unit, max_records)
     with usage():
-        resources.check_bins(binning.n, planned)
+        resources.check_bins(binning.n, planned, command_line=True, output=out is not None)
     unit = {} if k is None else {"privacy_unit": privacy_unit, "max_records": k}
-    return _Request(binning, policy, params, unit, image, {chosen.name: chosen.amount}, delta)
+    amount = {chosen.name: chosen.amount}
+    return _Request(what, params, unit, image, amount, delta, counts, decimals)
+
+
+def _release(req: _Request, counts: Any, method: str, seed: int | None) -> Release:
+    """Spend the budget: the one step that releases (a stored budget was charged before)."""
+    return publish(counts, method=method, rng=seed, **req.amount, **req.unit, **req.params)
 
 
 def _outputs(
-    req: _Request, release: Release, column: str, strict: bool, out: Path | None,
-    plot: Path | None,
+    req: _Request, release: Release, table: Published, column: str, strict: bool,
+    out: Path | None, plot: Path | None,
 ) -> list[Path]:  # fmt: skip
     """Write the output file(s) and the plot together, all or none."""
     files: list[export.Pending] = []
     if out is not None:
         files += export.histogram_files(
-            out, release, req.binning, column=column, outside_domain=req.policy,
-            missing_values="dropped", malformed_records="refused" if strict else "dropped",
+            out, release, req.binning, table=table, decimals=req.decimals, column=column,
+            outside_domain=req.what.policy, missing_values="dropped",
+            malformed_records="refused" if strict else "dropped",
             **delta_record(release.epsilon, release.definition, req.delta),
         )  # fmt: skip
     if plot is not None and req.image is not None:
         from ..plot import estimate_writer
 
-        labels = req.binning.labels() if req.binning.n <= 30 else None
-        draw = estimate_writer(release, req.image, labels=labels, xlabel=f"bin of {column}")
+        draw = estimate_writer(
+            release, req.image, binning=req.binning, xlabel=column, counts=req.counts
+        )
         files.append(export.Pending(plot, draw))
-    return export.write(files)
+    return export.write(files, req.what.inputs)
+
+
+def _bins_line(binning: ingest.Binning) -> str:
+    if binning.open_ends:
+        return (
+            f"Bins: {binning.spec}; the end bins are open, {binning.label(0)} and "
+            f"{binning.label(-1)}: values outside are clipped into them"
+        )
+    fate = "dropped" if binning.numeric else "dropped (no label matches them)"
+    return f"Bins: {binning.spec}; values outside are {fate}"
 
 
 def _report(
-    req: _Request, release: Release, column: str, strict: bool, written: list[Path],
-    preview: bool, seed: int | None,
+    req: _Request, release: Release, table: Published, column: str, strict: bool,
+    written: list[Path], preview: bool, seed: int | None,
 ) -> None:  # fmt: skip
     console = new_console()
     say(
         console,
-        f"dphist publish: column {column!r}, {req.binning.spec}, method {release.method}",
+        f"dphist publish: column {column!r}, method {release.method}",
+        _bins_line(req.binning),
         *budget_lines(release.epsilon, release.definition, req.delta),
     )
     if "auto" in release.params:
         say(console, f"Chosen by auto: {release.params['auto']['reason']}")
     if preview:
-        console.print(_preview(req.binning, release))
-    say(console, *error_summary(release))
+        console.print(_preview(req.binning, table, export.noise_decimals(release, table)))
+    kind = (
+        "non-negative integers with the estimate's total (--counts float: the estimate)"
+        if req.counts == "integer"
+        else "the estimate as released (--counts integer: non-negative integers)"
+    )
+    say(console, f"Counts: {kind}", *error_summary(release, table))
     console.print(ledger_table(release))
-    fate = "clipped into the end bins" if req.policy == "clip" else "dropped"
     say(
         console,
-        f"Values outside the bins: {fate}; missing, invalid or malformed records: "
-        f"{'refused (--strict)' if strict else 'dropped'} (how many is not private and "
-        "is not reported)",
+        f"Missing, invalid or malformed records: {'refused (--strict)' if strict else 'dropped'} "
+        "(how many is not private and is not reported; 'dphist check' shows the data owner)",
         *status(release, seed),
         *(f"Written: {p.resolve()}" for p in written),
     )
@@ -295,39 +322,51 @@ def _report(
 def publish_file(
     source: Input, column: Column, method: Method = "auto", epsilon: OptionalEpsilon = None,
     rho: Rho = None, delta: Delta = None, edges: Edges = None, categories: Categories = None,
-    domain: Domain = None,
-    bins: Bins = None, param: Params = None, workload: Workload = None,
+    domain: Domain = None, bins: Bins = None, param: Params = None, workload: Workload = None,
     time_budget: TimeBudget = None, auto_share: AutoShare = None, outside: Outside = None,
-    privacy_unit: Unit = None,
-    max_records: MaxRecords = None, strict: Strict = False, out: Out = None, plot: Plot = None,
-    seed: Seed = None,
+    value_type: ValueType = None, delimiter: Delimiter = None, encoding: Encoding = None,
+    privacy_unit: Unit = None, max_records: MaxRecords = None, strict: Strict = False,
+    counts: Counts = "integer", decimals: Decimals = None, out: Out = None, plot: Plot = None,
+    seed: Seed = None, budget_name: BudgetName = None, budget_store: BudgetStoreOption = None,
 ) -> None:  # fmt: skip
     """Count one column (or two: --column A,B, a 2-D histogram) of a file over public bins
     and publish it privately.
 
     Records are dropped, never reported, when malformed or without a valid value; see
-    'Record domain' in docs/privacy.md.
+    'Record domain' in docs/privacy.md. A column whose type cannot serve the bins
+    (Parquet's schema) is refused before any value is read or any budget spent.
     """
     pair = grid_columns(column)
     if pair is not None:  # two columns: dphist.cli.publish2d
         return publish_grid_file(
             source, pair, method=method, epsilon=epsilon, rho=rho, delta=delta, bins=bins,
-            binning_options={"edges": edges, "domain": domain, "categories": categories},
-            categories_file=_categories_option, outside=outside, params=param,
-            privacy_unit=privacy_unit, max_records=max_records, out=out, plot=plot, seed=seed,
-            extra=(workload, time_budget, auto_share, True if strict else None),
+            binning_options={
+                "edges": edges, "domain": domain, "categories": categories, "outside": outside,
+                "value_type": value_type, "delimiter": delimiter, "encoding": encoding,
+            },
+            params=param, privacy_unit=privacy_unit, max_records=max_records, out=out,
+            plot=plot, seed=seed, budget_name=budget_name, budget_store=budget_store,
+            extra=(workload, time_budget, auto_share, True if strict else None,
+                   None if counts == "integer" else counts, decimals),
         )  # fmt: skip
-    cats = None if categories is None else _categories_option(categories)
-    binning_options = {"edges": edges, "domain": domain, "categories": cats}
+    binning_options = {
+        "edges": edges, "domain": domain, "categories": categories, "outside": outside,
+        "value_type": value_type, "delimiter": delimiter, "encoding": encoding,
+    }  # fmt: skip
     req = _check(
-        method, epsilon, rho, delta, bins, binning_options, outside, param, workload,
-        time_budget, auto_share, privacy_unit, max_records, out, plot,
+        source, column, method, epsilon, rho, delta, bins, binning_options, param, workload,
+        time_budget, auto_share, privacy_unit, max_records, counts, decimals, out, plot,
     )  # fmt: skip
+    what = req.what
+    grant = charge_first(budget_name, budget_store, req.amount, method)
     with _counting_progress(source) as progress:
-        counts = ingest.count_file(
-            source, column, req.binning, outside=req.policy, rng=seed, strict=strict,
-            progress=progress, **req.unit,
+        true_counts = ingest.count_file(
+            source, column, what.binning, rng=seed, strict=strict, progress=progress,
+            value_type=what.value_type, **what.dialect, **req.unit,
         )  # fmt: skip
-    release = publish(counts, method=method, rng=seed, **req.amount, **req.unit, **req.params)
-    written = _outputs(req, release, column, strict, out, plot)
-    _report(req, release, column, strict, written, out is None, seed)
+    release = _release(req, true_counts, method, seed)
+    del true_counts
+    table = release.table(req.counts)
+    written = _outputs(req, release, table, column, strict, out, plot)
+    grant.record(release, written)
+    _report(req, release, table, column, strict, written, out is None, seed)

@@ -2,10 +2,12 @@
 
 Each column gets its own public binning: ``--edges``, ``--domain`` and ``--categories``
 take one part per column separated by ``;`` (empty where the column uses another kind),
-e.g. ``--domain "0:90:10;" --categories ";north,south"``; ``--outside`` one policy or
-``clip;drop``. The method is a 2-D one (``dphist methods --2d``). Every option is
-checked before the file is read; the output files and the plot are written together and
-atomically.
+e.g. ``--domain "0:90:10;" --categories ";north,south"``; ``--outside`` and ``--type``
+one value for both or one per column (``clip;drop``). The method is a 2-D one
+(``dphist methods --2d``). Every option is checked before the file is read, with the
+same checks as for one column: no output is an input, each column's type against its
+bins (a Parquet schema), a stored budget (``--budget``) charged before counting. The
+output files and the plot are written together and atomically.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from .. import export, ingest
 from ..twod import Release2D, grid_method
 from ..twod.files import grid_record, json_writer, table_writer
 from ..twod.plot import heatmap_writer
+from .budget import charge_first
 from .common import (
     budget,
     budget_lines,
@@ -31,6 +34,7 @@ from .common import (
     status,
     usage,
 )
+from .inputs import What, check_outputs, check_what, input_files, refuse_data_bins
 
 __all__ = ["grid_columns", "publish_grid_file"]
 
@@ -47,10 +51,13 @@ def grid_columns(column: str) -> tuple[str, str] | None:
     return parts[0], parts[1]
 
 
-def _split(text: str | None, option: str) -> tuple[str | None, str | None]:
+def _split(text: str | None, option: str, shared: bool = False) -> tuple[str | None, str | None]:
+    """One part per column of ``text`` (``A;B``); ``shared`` options may give one for both."""
     if text is None:
         return None, None
     if ";" not in text:
+        if shared:
+            return text, text
         raise typer.BadParameter(
             f"with two columns give one part per column, separated by ';' (e.g. '0:90:10;' when "
             f"the second column uses another kind of binning); got {text!r}",
@@ -60,20 +67,21 @@ def _split(text: str | None, option: str) -> tuple[str | None, str | None]:
     return (first or None), (second or None)
 
 
-def _binnings(options: dict[str, Any], categories_file) -> tuple[ingest.Binning, ingest.Binning]:
-    parts = {k: _split(v, f"--{k}") for k, v in options.items()}
-    out = []
-    for k in range(2):
-        cats = parts["categories"][k]
-        with usage():
-            out.append(ingest.binning(
-                edges=parts["edges"][k], domain=parts["domain"][k],
-                categories=None if cats is None else categories_file(cats),
-            ))  # fmt: skip
-    return out[0], out[1]
+def _whats(source: Path, columns: tuple[str, str], options: dict[str, Any]) -> tuple[What, What]:
+    """Each column's binning, value type and dialect, checked as for one column
+    (:func:`~dphist.cli.inputs.check_what`: a Parquet column's type from the schema)."""
+    shared = {"outside", "value_type"}
+    parts = {k: _split(v, f"--{k.replace('_', '-')}", k in shared) for k, v in options.items()
+             if k not in ("delimiter", "encoding")}  # fmt: skip
+    dialect = {"delimiter": options["delimiter"], "encoding": options["encoding"]}
+    whats = [
+        check_what(source, columns[k], **{n: v[k] for n, v in parts.items()}, **dialect)
+        for k in range(2)
+    ]
+    return whats[0], whats[1]
 
 
-def _check(method: str, items, binnings, outside, privacy_unit, max_records, out, plot, extra):
+def _check(method: str, items, privacy_unit, max_records, extra):
     if method == "auto":
         raise typer.BadParameter(
             "--method auto chooses among 1-D methods; for two columns name a 2-D method "
@@ -81,30 +89,27 @@ def _check(method: str, items, binnings, outside, privacy_unit, max_records, out
         )  # fmt: skip
     if any(v is not None for v in extra):
         raise typer.BadParameter(
-            "--workload, --time-budget, --auto-share and --strict apply to one column"
+            "--workload, --time-budget, --auto-share, --strict, --counts and --decimals "
+            "apply to one column"
         )
     params = parse_params(items)
     with usage("'--param'"):
         grid_method(method).pipeline(**params)
-    policies = (
-        (None, None)
-        if outside is None
-        else ((outside, outside) if ";" not in outside else tuple(outside.split(";", 1)))
-    )
-    with usage("'--outside'"):
-        policies = tuple(
-            ingest.outside_policy(b, p or None) for b, p in zip(binnings, policies, strict=True)
-        )
     with usage("'--max-records'"):
         k = ingest.unit_bound(privacy_unit, max_records)
-    if out is not None:
-        with usage("'--out'"):
-            export.output_format(out)
-            export.check_writable(out, "output")
-    return params, policies, k, plot_target(plot)
+    return params, k
 
 
-def _files(release: Release2D, binnings, columns, out: Path | None, plot: Path | None, image):
+def _targets(out: Path | None) -> list[Path]:
+    """The files ``--out`` writes: a JSON document, or a table and its ledger beside it."""
+    if out is None:
+        return []
+    if export.output_format(out) == "json":
+        return [out]
+    return [out, out.with_name(out.name + export.LEDGER_SUFFIX)]
+
+
+def _files(release: Release2D, binnings, columns, out, plot, image, inputs):
     labels = (binnings[0].labels(), binnings[1].labels())
     meta = {
         "format": "dphist-histogram2d/1",
@@ -131,7 +136,7 @@ def _files(release: Release2D, binnings, columns, out: Path | None, plot: Path |
     if plot is not None and image is not None:
         short = tuple(lab if len(lab) <= 12 else None for lab in labels)
         files.append(export.Pending(plot, heatmap_writer(release, image, short, columns)))
-    return export.write(files)
+    return export.write(files, inputs)
 
 
 def _preview(release: Release2D, binnings, columns) -> Table:
@@ -152,28 +157,43 @@ def _preview(release: Release2D, binnings, columns) -> Table:
 
 def publish_grid_file(
     source: Path, columns: tuple[str, str], *, method: str, epsilon, rho, delta, bins,
-    binning_options: dict[str, Any], categories_file, outside, params, privacy_unit,
-    max_records, out, plot, seed, extra,
+    binning_options: dict[str, Any], params, privacy_unit, max_records, out, plot, seed,
+    budget_name, budget_store, extra,
 ) -> None:  # fmt: skip
     """Count two columns of ``source`` into a 2-D histogram over public bins and publish it.
-    ``extra`` holds the 1-D-only options (each None when not given)."""
+    ``extra`` holds the 1-D-only options (each None when not given).
+
+    As for one column: every option is checked, the outputs are checked against the
+    inputs and each column's type against its bins (a Parquet schema) before anything
+    is read, and a stored budget (``--budget``) is charged before any record is counted.
+    """
     chosen = budget(epsilon, rho)
-    if bins is not None:
-        raise typer.BadParameter(
-            f"--bins {bins!r} asks for bins derived from the data; {ingest.PUBLIC_BINS_HINT}"
-        )
-    binnings = _binnings(binning_options, categories_file)
-    params, policies, k, image = _check(method, params, binnings, outside, privacy_unit,
-                                        max_records, out, plot, extra)  # fmt: skip
-    counts = ingest.count_grid(source, binnings, columns=columns, outside=policies,
-                               privacy_unit=privacy_unit, max_records=k, rng=seed)  # fmt: skip
+    refuse_data_bins(bins)
+    params, k = _check(method, params, privacy_unit, max_records, extra)
+    if out is not None:
+        with usage("'--out'"):
+            export.output_format(out)
+            export.check_writable(out, "output")
+    image = plot_target(plot)
+    cats = _split(binning_options["categories"], "--categories")
+    inputs = tuple(dict.fromkeys(p for c in cats for p in input_files(source, c)))
+    check_outputs({"--out": _targets(out), "--plot": [plot] * bool(plot)}, inputs)
+    whats = _whats(source, columns, binning_options)
+    binnings = (whats[0].binning, whats[1].binning)
+    amount = {chosen.name: chosen.amount}
+    grant = charge_first(budget_name, budget_store, amount, method)
+    counts = ingest.count_grid(
+        source, binnings, columns=columns, outside=(whats[0].policy, whats[1].policy),
+        privacy_unit=privacy_unit, max_records=k, rng=seed,
+        value_type=(whats[0].value_type, whats[1].value_type), **whats[0].dialect,
+    )  # fmt: skip
     from ..session import publish
 
     unit = {} if k is None else {"privacy_unit": privacy_unit, "max_records": k}
-    release = publish(
-        counts, method=method, rng=seed, **{chosen.name: chosen.amount}, **unit, **params
-    )
-    written = _files(release, binnings, columns, out, plot, image)
+    release = publish(counts, method=method, rng=seed, **amount, **unit, **params)
+    del counts
+    written = _files(release, binnings, columns, out, plot, image, inputs)
+    grant.record(release, written)
     console = new_console()
     say(console, f"dphist publish: columns {columns[0]!r} x {columns[1]!r}, "
                  f"{binnings[0].n} x {binnings[1].n} cells, method {release.method}",

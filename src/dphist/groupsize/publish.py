@@ -24,7 +24,9 @@ from .._kernel import (
     Charge,
     GroupMeasurer,
     NoiseSource,
+    PrivateGroupsMeasurer,
     ProtectedGroups,
+    as_share,
     gaussian_noise_variance,
     noise_source,
     protect_groups,
@@ -34,6 +36,7 @@ from .._kernel.zcdp import approx_dp_epsilon
 from ..errors import InputTypeError, ValidationError
 from ..guarantee import group_guarantee, unit_terms
 from .consistency import top_down
+from .counts import consistent_counts
 from .estimators import (
     DEFAULT_NORM,
     ESTIMATORS,
@@ -56,6 +59,12 @@ __all__ = [
     "seal",
 ]
 
+PRIVATE_COUNTS = (
+    "; the number of groups per region is private too: neighbours may also add or remove "
+    "one empty group (a group with its entities is that many steps), and the released "
+    "group counts are noisy"
+)
+
 # Public cap on group sizes for the truncated and cumulative measurements: sizes >= K
 # are pooled in the last cell. A public choice, never derived from the data; 10**4
 # covers households and most group quarters (the paper used 10**5, spec §10.1).
@@ -69,7 +78,8 @@ class GroupSizeRelease:
     ``histograms[r][i]`` = released number of groups of size ``i`` in region ``r``
     (``int64``, trailing zeros trimmed; the last possible size ``K`` means "K or more").
     ``estimates`` are the per-region estimates before consistency (also released
-    values). ``groups`` are the public group counts.
+    values). ``groups`` are the group counts: public, or with ``group_counts ==
+    "private"`` released privately (spec §7.9) with ``counts_epsilon`` of the budget.
     """
 
     hierarchy: Hierarchy
@@ -89,6 +99,8 @@ class GroupSizeRelease:
     privacy_unit: str = "entity"
     max_records: int = 1
     definition: str = "pure"
+    group_counts: str = "public"
+    counts_epsilon: Fraction = Fraction(0)
 
     @property
     def epsilon(self) -> Fraction:
@@ -153,6 +165,11 @@ class Plan:
     m0: int
     merge: str
     definition: str = "pure"
+    counts: tuple[Fraction, ...] = ()  # per level, when the group counts are private
+
+    @property
+    def private_counts(self) -> bool:
+        return bool(self.counts)
 
 
 def plan(
@@ -166,6 +183,7 @@ def plan(
     norm: str | Sequence[str] | None = None,
     level_epsilon: Sequence[object] | None = None,
     merge: str = "weighted",
+    group_counts_share: object = None,
 ) -> Plan:
     """Validate every public parameter of :func:`publish_group_sizes` (same meaning)."""
     if isinstance(data, tuple) and len(data) == 2 and isinstance(data[0], Hierarchy):
@@ -190,11 +208,24 @@ def plan(
     for n in norms:
         if n not in ("l1", "l2"):
             raise ValidationError(f"norm must be 'l1' or 'l2'; got {n!r}")
-    levels = _level_epsilons(level_epsilon, eps, n_levels)
+    counts: tuple[Fraction, ...] = ()
+    if group_counts_share is not None:
+        share = as_share(group_counts_share, name="group_counts_share")
+        if not 0 < share < 1:
+            raise ValidationError("group_counts_share must lie strictly between 0 and 1")
+        if set(methods) != {"cumulative"}:
+            raise ValidationError(
+                "private group counts need the cumulative method at every level (the ranked "
+                "and naive measurements depend on the number of groups)"
+            )
+        counts = (eps * share / n_levels,) * n_levels
+    levels = _level_epsilons(level_epsilon, eps - sum(counts, Fraction(0)), n_levels)
     k, m0 = _size_bounds(K, m0)
     if merge not in ("weighted", "mean"):
         raise ValidationError(f"merge must be 'weighted' or 'mean'; got {merge!r}")
-    return Plan(data, eps, tuple(methods), tuple(norms), tuple(levels), k, m0, merge, definition)
+    return Plan(
+        data, eps, tuple(methods), tuple(norms), tuple(levels), k, m0, merge, definition, counts
+    )
 
 
 def _level_epsilons(level_epsilon: object, eps: Fraction, n_levels: int) -> list[Fraction]:
@@ -206,7 +237,9 @@ def _level_epsilons(level_epsilon: object, eps: Fraction, n_levels: int) -> list
         raise ValidationError(f"level_epsilon must have one entry per level ({n_levels})")
     levels = [validate_epsilon(e, name="level_epsilon") for e in level_epsilon]
     if sum(levels, Fraction(0)) > eps:
-        raise ValidationError("level_epsilon must add up to at most epsilon")
+        raise ValidationError(
+            "level_epsilon must add up to at most epsilon (less the group counts' share)"
+        )
     return levels
 
 
@@ -222,11 +255,16 @@ def _size_bounds(k: object, m0: object) -> tuple[int, int]:
     return k, m0
 
 
-def _estimate_level(measurer, data, level, method, norm, eps, k, m0, block):
-    """Measure one level (one charge) and estimate each of its regions."""
-    groups = measurer.data.groups
+def _estimate_level(measurer, groups, level, method, norm, eps, k, m0, block):
+    """Measure one level (one charge) and estimate each of its regions with ``groups``
+    groups each (public counts, or private ones: then by the measurement of
+    :class:`~dphist._kernel.group_counts.PrivateGroupsMeasurer`, ``Hc = G - R``)."""
     out = {}
-    if method == "ranked":
+    if isinstance(measurer, PrivateGroupsMeasurer):
+        for r, noisy in measurer.reverse_cumulative(level, k, m0, epsilon=eps, block=block):
+            hc = int(groups[r]) - noisy
+            out[r] = trim(cumulative_estimate(hc, int(groups[r]), k=k, norm=norm, m0=m0))
+    elif method == "ranked":
         for r, noisy in measurer.ranked(level, epsilon=eps, block=block):
             out[r] = trim(ranked_estimate(noisy, norm=norm, m0=m0, k=k))
     elif method == "cumulative":
@@ -247,20 +285,41 @@ class Estimates:
     estimates: list[np.ndarray]
     histograms: list[np.ndarray]
     timings: dict[str, float]
+    groups: np.ndarray
+
+
+def _private_counts(plan: Plan, measurer: PrivateGroupsMeasurer, tag: str) -> np.ndarray:
+    """Every region's number of groups, released (one charge per level) and made whole,
+    non-negative and consistent (:func:`~dphist.groupsize.counts.consistent_counts`)."""
+    h = plan.data.hierarchy
+    noisy = np.zeros(h.n_nodes)
+    for level, eps in enumerate(plan.counts):
+        block = f"{tag}level {level} group counts"
+        for r, value in measurer.group_counts(level, epsilon=eps, block=block):
+            noisy[r] = float(value[0])
+    return consistent_counts(h, noisy)
 
 
 def estimate(plan: Plan, measurer: GroupMeasurer, *, tag: str = "") -> Estimates:
-    """Measure every level of ``plan`` through ``measurer`` (one charge per level),
-    estimate every region and make the estimates consistent top-down."""
+    """Measure every level of ``plan`` through ``measurer`` (one charge per level, and
+    one more per level for private group counts), estimate every region and make the
+    estimates consistent top-down."""
     h = plan.data.hierarchy
     estimates: dict[int, np.ndarray] = {}
     timings = {}
+    if plan.private_counts:
+        assert isinstance(measurer, PrivateGroupsMeasurer)
+        t0 = time.perf_counter()
+        groups = _private_counts(plan, measurer, tag)
+        timings["group counts"] = time.perf_counter() - t0
+    else:
+        groups = measurer.data.groups
     for level in range(h.n_levels):
         t0 = time.perf_counter()
         method = plan.methods[level]
         estimates.update(
             _estimate_level(
-                measurer, plan.data, level, method, plan.norms[level], plan.levels[level],
+                measurer, groups, level, method, plan.norms[level], plan.levels[level],
                 plan.k, plan.m0, f"{tag}level {level} ({method})",
             )
         )  # fmt: skip
@@ -279,12 +338,14 @@ def estimate(plan: Plan, measurer: GroupMeasurer, *, tag: str = "") -> Estimates
         cell_variance=cells,
     )  # fmt: skip
     timings["consistency"] = time.perf_counter() - t0
-    return Estimates(est, final, timings)
+    return Estimates(est, final, timings, np.array(groups, dtype=np.int64))
 
 
 def measurer_for(plan: Plan, budget: Accountant, noise: NoiseSource, max_records: int = 1):
-    """A :class:`GroupMeasurer` of ``plan``'s sealed data under its definition."""
-    return GroupMeasurer(seal(plan.data, max_records), budget, noise, definition=plan.definition)
+    """A :class:`GroupMeasurer` of ``plan``'s sealed data under its definition (one that
+    never reads the number of groups but to measure it, when that is private)."""
+    kind = PrivateGroupsMeasurer if plan.private_counts else GroupMeasurer
+    return kind(seal(plan.data, max_records), budget, noise, definition=plan.definition)
 
 
 def seal(data: GroupSizeData, max_records: int = 1) -> ProtectedGroups:
@@ -300,11 +361,14 @@ def release(
 ) -> GroupSizeRelease:  # fmt: skip
     """The :class:`GroupSizeRelease` of one run of ``plan`` with its ledger."""
     private = noise.private
+    guarantee = group_guarantee(private, *unit, plan.definition)
+    if plan.private_counts and private:
+        guarantee += PRIVATE_COUNTS
     return GroupSizeRelease(
         hierarchy=plan.data.hierarchy,
         histograms=tuple(run.histograms),
         estimates=tuple(run.estimates),
-        groups=plan.data.groups.copy(),
+        groups=run.groups.copy(),
         methods=plan.methods,
         norms=plan.norms,
         k=plan.k,
@@ -313,11 +377,13 @@ def release(
         level_epsilon=plan.levels,
         ledger=tuple(ledger),
         private=private,
-        guarantee=group_guarantee(private, *unit, plan.definition),
+        guarantee=guarantee,
         timings=run.timings,
         privacy_unit=unit[0],
         max_records=unit[1],
         definition=plan.definition,
+        group_counts="private" if plan.private_counts else "public",
+        counts_epsilon=sum(plan.counts, Fraction(0)),
     )
 
 
@@ -335,6 +401,7 @@ def publish_group_sizes(
     rng: object = None,
     privacy_unit: str | None = None,
     max_records: int = 1,
+    group_counts_share: object = None,
 ) -> GroupSizeRelease:
     """Release every region's group-size histogram under epsilon-DP or rho-zCDP (spec §7.2).
 
@@ -362,6 +429,14 @@ def publish_group_sizes(
         Budget per level (default ``epsilon / levels`` each, exactly).
     merge : "weighted" or "mean"
         Inverse-variance merge (the method) or plain averaging (the baseline).
+    group_counts_share : number in (0, 1), optional
+        Treat the number of groups per region as private too (spec §7.9): this share
+        of the budget releases noisy group counts (split evenly over the levels), made
+        whole, non-negative and consistent (:mod:`dphist.groupsize.counts`), which then
+        stand for ``G_r``; the sizes are measured as groups of size ``>= i``, which no
+        empty group changes (:mod:`dphist._kernel.group_counts`). Cumulative method only.
+        Neighbours may then also add or remove one empty group. Default: counts public,
+        as in the paper.
     rng : None, int or numpy.random.Generator
         None: secure noise. A seed or Generator: reproducible, ``private=False``.
     privacy_unit, max_records : str or None, int
@@ -376,7 +451,7 @@ def publish_group_sizes(
     """
     p = plan(
         data, epsilon=epsilon, rho=rho, method=method, K=K, m0=m0, norm=norm,
-        level_epsilon=level_epsilon, merge=merge,
+        level_epsilon=level_epsilon, merge=merge, group_counts_share=group_counts_share,
     )  # fmt: skip
     noise = noise_source(rng)
     unit, bound = unit_terms(privacy_unit, max_records)

@@ -14,14 +14,19 @@ three forms:
 
 :func:`binning` builds one from keyword options (exactly one of ``edges``,
 ``domain``, ``categories``); :func:`outside_policy` settles what happens to values
-outside the bins. How records become counts is in :mod:`dphist.ingest.count`.
+outside the bins and :meth:`Binning.with_outside` records it in the binning. When
+values outside are clipped into the end bins (``"clip"``), those bins are **open**:
+the first holds every value below its upper edge, the last every value from its
+lower edge up. Labels say so, ``(-inf, 1)`` and ``[19, inf)`` (ASCII, the interval
+notation of the other labels), and :meth:`Binning.bounds` gives ``-inf`` and ``inf``.
+How records become counts is in :mod:`dphist.ingest.count`.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
@@ -79,6 +84,8 @@ class Binning:
 
     Build it with :meth:`from_edges`, :meth:`from_domain` or :meth:`from_categories`.
     ``kind`` records which; ``spec`` is a short description for output files.
+    ``outside`` is what happens to values outside the bins once settled
+    (:meth:`with_outside`; None before): with ``"clip"`` the end bins are open.
     """
 
     kind: Literal["edges", "domain", "categories"]
@@ -86,6 +93,7 @@ class Binning:
     categories: tuple[str, ...] | None = None
     spec: str = ""
     domain: tuple[float, float, float] | None = None
+    outside: Outside | None = None
 
     @classmethod
     def from_edges(cls, edges: object) -> Binning:
@@ -167,25 +175,61 @@ class Binning:
     def numeric(self) -> bool:
         return self.edges is not None
 
+    @property
+    def open_ends(self) -> bool:
+        """True when the end bins are open: values outside are clipped into them."""
+        return self.edges is not None and self.outside == "clip"
+
+    def with_outside(self, policy: object = None) -> Binning:
+        """This binning with the treatment of values outside it settled
+        (:func:`outside_policy`: default clip for numbers, drop for categories)."""
+        return replace(self, outside=outside_policy(self, policy))
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each bin's left and right edge (float64; ``-inf`` and ``inf`` at open ends,
+        NaN for categories)."""
+        if self.edges is None:
+            nan = np.full(self.n, np.nan)
+            return nan, nan
+        left, right = self.edges[:-1], self.edges[1:]
+        if not self.open_ends:
+            return left, right
+        left, right = left.copy(), right.copy()
+        left[0], right[-1] = -np.inf, np.inf
+        return left, right
+
     def labels(self) -> list[str]:
-        """One label per bin: the category, or ``[lo, hi)`` (``[lo, hi]`` for the last)."""
+        """One label per bin: the category, or ``[lo, hi)`` (``[lo, hi]`` for the last;
+        ``(-inf, hi)`` and ``[lo, inf)`` at open ends)."""
         return [self.label(i) for i in range(self.n)]
 
     def label(self, i: int) -> str:
         """Bin ``i``'s label; numbers in their shortest round-trip form (as in files)."""
         if self.edges is None:
             return (self.categories or ())[i]
+        i = range(self.n)[i]
         lo, hi = (_number_text(float(v)) for v in self.edges[i : i + 2])
-        return f"[{lo}, {hi}{']' if i == self.n - 1 else ')'}"
+        first = "(-inf" if self.open_ends and i == 0 else f"[{lo}"
+        if self.open_ends and i == self.n - 1:
+            return f"{first}, inf)"
+        return f"{first}, {hi}{']' if i == self.n - 1 else ')'}"
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-safe description (public by construction)."""
+        """A JSON-safe description (public by construction); ``outside`` and
+        ``open_ends`` once settled."""
+        settled = {} if self.outside is None else {"outside": self.outside}
         if self.edges is None:
-            return {"kind": self.kind, "categories": list(self.categories or ())}
+            return {"kind": self.kind, "categories": list(self.categories or ()), **settled}
+        if self.outside is not None:
+            settled["open_ends"] = self.open_ends
         if self.domain is not None:
             lo, hi, width = self.domain
-            return {"kind": "domain", "lo": lo, "hi": hi, "width": width, "bins": self.n}
-        return {"kind": self.kind, "edges": self.edges.tolist(), "last_bin_closed": True}
+            return {
+                "kind": "domain", "lo": lo, "hi": hi, "width": width, "bins": self.n, **settled
+            }  # fmt: skip
+        return {
+            "kind": self.kind, "edges": self.edges.tolist(), "last_bin_closed": True, **settled
+        }  # fmt: skip
 
 
 def _number_text(value: float) -> str:
@@ -207,10 +251,14 @@ def parse_domain(text: str) -> Binning:
 
 
 def outside_policy(binning: Binning, policy: object = None) -> Outside:
-    """``"clip"`` or ``"drop"`` for values outside the bins (default: clip numbers,
-    drop categories); categories cannot be clipped."""
+    """``"clip"`` or ``"drop"`` for values outside the bins (default: the binning's own
+    once settled, else clip numbers and drop categories); categories cannot be clipped."""
     if policy is None:
-        return "clip" if binning.numeric else "drop"
+        return binning.outside or ("clip" if binning.numeric else "drop")
+    if binning.outside is not None and policy != binning.outside:
+        raise ValidationError(
+            f"outside={policy!r}, but the binning was settled with outside={binning.outside!r}"
+        )
     if policy not in OUTSIDE_POLICIES:
         raise ValidationError(f"outside must be 'clip' or 'drop'; got {policy!r}")
     if policy == "clip" and not binning.numeric:

@@ -4,12 +4,14 @@ The record domain (what a record is, which values count and where) is public and
 fixed before any data is read, so that no refusal, error or output depends on one
 record except through the counts themselves:
 
-* **values.** For numeric bins a value is a finite number: a value of a numeric
-  column, or text that DuckDB casts to a finite DOUBLE (decimal or scientific
-  notation, spaces around it allowed). Anything else (missing, empty, NaN,
-  infinite, other text) is not a value and its record is **dropped**. For categories
-  made of numbers only, values are numbers read the same way and match a label of
-  equal value; otherwise a value matches a label with exactly the same text.
+* **values.** What a column's values are read as, numbers or text, is settled from its
+  type and the binning before any value is read (:mod:`dphist.ingest.types`: a typed
+  column of the wrong type is refused then, a schema fact). Read as numbers, a value
+  is a finite number: a value of a numeric column, or text that DuckDB casts to a
+  finite DOUBLE (decimal or scientific notation, spaces around it allowed). Anything
+  else (missing, empty, NaN, infinite, other text) is not a value and its record is
+  **dropped**. Categories read as numbers match a label of equal value; read as text,
+  a label with exactly the same text.
 * **outside the bins.** Finite values beyond the first or last edge are clipped into
   the end bins (``outside="clip"``, the default for numbers: each record still counts
   once, like top-coding) or dropped (``"drop"``, the only choice for categories).
@@ -28,6 +30,11 @@ records or invalid values: that refusal depends on the data and is **not private
 Neighbouring inputs (one record, or one unit's records, added or removed) give counts
 that differ by at most one (``K``) in L1, the sensitivity the kernel assumes once
 told the unit's bound. Counts come back as ``int64`` in bin order.
+
+:func:`check_file` counts, for the data owner only, what these rules do to a file's
+records (read, malformed, missing, invalid, outside, counted): exact counts of the
+private data, **not private**, printed by ``dphist check`` and never part of a release
+(``count_file`` and ``dh.histogram`` never compute them).
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,17 +53,12 @@ from ..errors import InputTypeError, ValidationError
 from .binning import Binning, label_number, outside_policy
 from .sources import Table, connect, first_line, open_file, open_values
 from .stream import stream_counts
+from .types import ValueType, check_value_type, value_type
 
 __all__ = [
-    "bounded_sql",
-    "count",
-    "count_file",
-    "count_grid_table",
-    "count_values",
-    "grid_sql",
-    "salt",
-    "unit_bound",
-]
+    "NOT_PRIVATE", "RecordCheck", "bounded_sql", "check_file", "count", "count_file",
+    "count_values", "file_value_type", "salt", "unit_bound",
+]  # fmt: skip
 
 _NUMERIC_TYPES = frozenset(
     (
@@ -183,8 +186,9 @@ def _numeric_labels(binning: Binning) -> np.ndarray | None:
 
 
 def _binned_sql(
-    con: Any, table: Table, column: str, binning: Binning, outside: str, unit: str | None
-) -> tuple[str, str, str]:
+    con: Any, table: Table, column: str, binning: Binning, outside: str, unit: str | None,
+    vtype: ValueType = "number",
+) -> tuple[str, str, str]:  # fmt: skip
     """(SQL of the counted records with columns ``bin`` [, ``u``]; SQL of all records
     with ``ok``, ``present`` and ``valid`` flags for strict checks; SQL with one row per
     record for :func:`~dphist.ingest.stream.stream_counts`: ``x``, a value or NULL, for
@@ -215,7 +219,7 @@ def _binned_sql(
         counted = f"SELECT {bin_expr} AS bin{v_u} FROM ({inside}) AS v {join}"
         checked = f"SELECT ok, {present} AS present, {x} IS NOT NULL AS valid FROM ({rec})"
         return counted, checked, f"SELECT CASE WHEN ok THEN x END AS x FROM ({values})"
-    key, keys = _labels_table(con, "c0", sql_type, label, binning)
+    key, keys = _labels_table(con, "c0", sql_type, label, binning, vtype)
     values = f"SELECT ok, {key} AS key{u_sql} FROM ({rec})"
     counted = (
         f"SELECT l.bin AS bin{v_u} FROM ({values}) AS v JOIN dphist_labels AS l "
@@ -231,68 +235,23 @@ def _binned_sql(
 
 
 def _labels_table(
-    con: Any, column: str, sql_type: str, label: str, binning: Binning, tag: str = ""
-) -> tuple[str, np.ndarray | None]:
+    con: Any, column: str, sql_type: str, label: str, binning: Binning, vtype: ValueType,
+    tag: str = "",
+) -> tuple[str, np.ndarray | None]:  # fmt: skip
     """Register the table ``dphist_labels{tag}`` (``key``, ``bin``) of a categorical
     binning; return the SQL key of ``column`` that matches it, and the labels as numbers
-    when they all are (then values match as numbers)."""
-    keys = _numeric_labels(binning)
+    when the column is read as numbers and they all are (then values match as numbers)."""
+    keys = _numeric_labels(binning) if vtype == "number" else None
     if keys is not None:
         table = {"key": keys, "bin": np.arange(keys.size, dtype=np.int64)}
         _register(con, f"dphist_labels{tag}", table)
         return _number_sql(column, sql_type, label), keys
-    if not _is_text(sql_type):
-        raise ValidationError(
-            f"column {label} has type {sql_type}, but some categories are not numbers"
-        )
     con.execute(
         f"CREATE OR REPLACE TEMP TABLE dphist_labels{tag} AS SELECT unnest($1::VARCHAR[]) AS "
         "key, generate_subscripts($1::VARCHAR[], 1) - 1 AS bin",
         [list(binning.categories or ())],
     )
     return f"CAST({column} AS VARCHAR)", None
-
-
-def grid_sql(
-    con: Any,
-    table: Table,
-    columns: tuple[str, str],
-    binnings: tuple[Binning, Binning],
-    policies: tuple[str, str],
-    unit: str | None,
-) -> str:
-    """SQL of the records counted by a 2-D histogram, with column ``bin`` (the cell,
-    row-major: ``bin_a * n_b + bin_b``) and ``u``: a record counts when both of its
-    values count, each by the 1-D rules of its own binning (module doc)."""
-    wanted = [*columns, *([unit] if unit is not None else [])]
-    rec = table.records(wanted)
-    picks, keeps, joins, bins = [], [], [], []
-    for k, (binning, policy) in enumerate(zip(binnings, policies, strict=True)):
-        c, sql_type, label, tag = f"c{k}", table.columns[columns[k]], repr(columns[k]), f"_{k}"
-        if binning.numeric:
-            edges = binning.edges
-            assert edges is not None
-            lo, hi = _double(float(edges[0])), _double(float(edges[-1]))
-            x = _number_sql(c, sql_type, label)
-            inside = f"least(greatest({x}, {lo}), {hi})" if policy == "clip" else x
-            picks.append(f"{inside} AS x{k}")
-            keeps.append(
-                f"{x} IS NOT NULL" + ("" if policy == "clip" else f" AND {x} BETWEEN {lo} AND {hi}")
-            )
-            join, expr = _edges_join(con, f"v.x{k}", binning, tag)
-        else:
-            key, _ = _labels_table(con, c, sql_type, label, binning, tag)
-            picks.append(f"{key} AS x{k}")
-            keeps.append("true")
-            join = f"JOIN dphist_labels{tag} AS l{tag} ON l{tag}.key = v.x{k}"
-            expr = f"l{tag}.bin"
-        joins.append(join)
-        bins.append(expr)
-    u = ", c2 AS u" if unit is not None else ""
-    values = f"SELECT {', '.join(picks)}{u} FROM ({rec}) WHERE ok AND {' AND '.join(keeps)}"
-    n_b = binnings[1].n
-    cell = f"({bins[0]}) * {n_b} + ({bins[1]})"
-    return f"SELECT {cell} AS bin{', v.u' if unit else ''} FROM ({values}) AS v {' '.join(joins)}"
 
 
 def bounded_sql(counted: str, unit_type: str, k: int, salt: str) -> str:
@@ -381,14 +340,18 @@ def _count_table(
     rng: object,
     strict: bool,
     progress: Progress | None,
+    value_type: object = None,
 ) -> np.ndarray:
     import duckdb
 
     policy = outside_policy(binning, outside)
     table.require(column, *([privacy_unit] if privacy_unit is not None else []))
+    vtype = column_type(table, column, binning, value_type)
     key = salt(rng) if privacy_unit is not None else ""
     try:
-        counted, checked, every = _binned_sql(con, table, column, binning, policy, privacy_unit)
+        counted, checked, every = _binned_sql(
+            con, table, column, binning, policy, privacy_unit, vtype
+        )
         if strict:
             _check_strict(con, checked, counted, privacy_unit, table)
         if privacy_unit is None and (progress is None or table.rows is not None):
@@ -404,36 +367,39 @@ def _count_table(
     return out
 
 
-def count_grid_table(
-    con: Any,
-    table: Table,
-    columns: tuple[str, str],
-    binnings: tuple[Binning, Binning],
-    *,
-    outside: tuple[object, object],
-    privacy_unit: str | None,
-    max_records: int | None,
-    rng: object,
-    progress: Progress | None,
-) -> np.ndarray:
-    """The ``rows x cols`` counts of two columns of ``table`` (see :func:`grid_sql`): one
-    ``GROUP BY`` on the cell, after keeping at most ``max_records`` per unit."""
-    import duckdb
+def column_type(table: Table, column: str, binning: Binning, declared: object) -> ValueType:
+    """What ``column`` of ``table`` is read as (:func:`dphist.ingest.types.value_type`)."""
+    label = f"column {column!r}" + ("" if table.label == "the values" else f" of {table.label}")
+    return value_type(
+        binning, table.columns[column], typed=column not in table.untyped, declared=declared,
+        label=label,
+    )  # fmt: skip
 
-    policies = tuple(outside_policy(b, o) for b, o in zip(binnings, outside, strict=True))
-    table.require(*columns, *([privacy_unit] if privacy_unit is not None else []))
-    key = salt(rng) if privacy_unit is not None else ""
+
+def file_value_type(
+    path: str | Path, column: str, binning: Binning, value_type: object = None, **dialect: Any
+) -> ValueType:
+    """What ``column`` of a file is read as, from its schema alone (no value is read):
+    a column of the wrong type is refused here (:mod:`dphist.ingest.types`)."""
+    con = connect()
     try:
-        counted = grid_sql(con, table, columns, binnings, policies, privacy_unit)  # type: ignore[arg-type]
-        if privacy_unit is not None:
-            assert max_records is not None
-            counted = bounded_sql(counted, table.columns[privacy_unit], max_records, key)
-        result = _fetch(con, f"SELECT bin, count(*) AS n FROM ({counted}) GROUP BY bin", progress)
-    except duckdb.Error as exc:
-        raise ValidationError(f"cannot count {table.label}: {first_line(exc)}") from None
-    out = np.zeros(binnings[0].n * binnings[1].n, dtype=np.int64)
-    out[np.asarray(result["bin"], dtype=np.int64)] = np.asarray(result["n"], dtype=np.int64)
-    return out.reshape(binnings[0].n, binnings[1].n)
+        table = open_file(con, path, **dialect)
+        table.require(column)
+        return column_type(table, column, binning, value_type)
+    finally:
+        con.close()
+
+
+def values_value_type(values: object, binning: Binning, value_type: object = None) -> ValueType:
+    """What an in-memory column is read as, from its dtype alone (no value is read): a
+    column of the wrong type is refused here, as :func:`count_values` would."""
+    _check_binning(binning)
+    check_value_type(value_type)
+    con = connect()
+    try:
+        return column_type(open_values(con, {"value": values}), "value", binning, value_type)
+    finally:
+        con.close()
 
 
 def _check_strict(con: Any, checked: str, counted: str, unit: str | None, table: Table) -> None:
@@ -468,24 +434,31 @@ def count_file(
     rng: object = None,
     strict: bool = False,
     progress: Progress | None = None,
+    value_type: object = None,
+    delimiter: object = None,
+    encoding: object = None,
 ) -> np.ndarray:
     """Counts per bin of one column of a CSV (header row first) or Parquet file.
 
     One DuckDB query streams the file (``GROUP BY`` on the bin index). The record
     domain is in the module docs: malformed records and invalid values are dropped,
     never reported. ``privacy_unit`` names a column of unit ids and ``max_records`` the
-    most records kept per unit. Only public facts raise: a missing or unreadable
-    file, a file without a header, an unknown column, a column type that cannot hold
-    the values. ``progress(fraction)`` is called while counting.
+    most records kept per unit. ``value_type`` ("number" or "text") says how to read
+    the column (default: a Parquet column's type, what the binning implies for CSV);
+    ``delimiter`` and ``encoding`` are the CSV dialect (default: comma, or tab for
+    ``.tsv``; UTF-8). Only public facts raise: a missing or unreadable file, a file
+    without a header, an unknown column, a column type that cannot serve the bins.
+    ``progress(fraction)`` is called while counting.
     """
     _check_binning(binning)
     k = unit_bound(privacy_unit, max_records)
+    check_value_type(value_type)
     con = connect()
     try:
-        table = open_file(con, path)
+        table = open_file(con, path, delimiter=delimiter, encoding=encoding)
         return _count_table(
             con, table, column, binning, outside=outside, privacy_unit=privacy_unit,
-            max_records=k, rng=rng, strict=strict, progress=progress,
+            max_records=k, rng=rng, strict=strict, progress=progress, value_type=value_type,
         )  # fmt: skip
     finally:
         con.close()
@@ -500,14 +473,18 @@ def count_values(
     max_records: int | None = None,
     rng: object = None,
     strict: bool = False,
+    value_type: object = None,
 ) -> np.ndarray:
     """Counts per bin of an in-memory column of records (numpy array, list, pandas,
     polars or Arrow), by the same rules and the same query as :func:`count_file`.
 
-    ``privacy_unit`` is a column of unit ids, one per record.
+    ``privacy_unit`` is a column of unit ids, one per record. ``value_type`` says how to
+    read the values (default: the column's dtype; for lists and object arrays, what
+    the binning implies).
     """
     _check_binning(binning)
     k = unit_bound(privacy_unit, max_records)
+    check_value_type(value_type)
     con = connect()
     try:
         columns: dict[str, object] = {"value": values}
@@ -517,7 +494,7 @@ def count_values(
         return _count_table(
             con, table, "value", binning, outside=outside,
             privacy_unit=None if privacy_unit is None else "unit", max_records=k, rng=rng,
-            strict=strict, progress=None,
+            strict=strict, progress=None, value_type=value_type,
         )  # fmt: skip
     finally:
         con.close()
@@ -549,6 +526,8 @@ def count(
             raise ValidationError("column is required when counting a Spark DataFrame")
         if options.pop("strict", False):
             raise ValidationError("strict mode reads files and in-memory columns, not Spark")
+        if options.pop("value_type", None) is not None:
+            raise ValidationError("Spark reads a column as its own type; drop value_type")
         options.pop("progress", None)  # Spark shows its own progress
         return count_frame(source, column, binning, outside=outside, **options)
     if isinstance(source, str | Path):
@@ -556,3 +535,76 @@ def count(
             raise ValidationError("column is required when counting a file")
         return count_file(source, column, binning, outside=outside, **options)
     return count_values(source, binning, outside=outside, **options)
+
+
+# --------------------------------------------------------------------------- the owner's check
+
+
+NOT_PRIVATE = "NOT PRIVATE: for the data owner; do not publish"
+
+
+@dataclass(frozen=True)
+class RecordCheck:
+    """Exact counts of one column's records (not private: see the module doc)."""
+
+    records: int
+    malformed: int
+    missing: int
+    invalid: int
+    outside: int
+    policy: str
+    value_type: str
+
+    @property
+    def counted(self) -> int:
+        """Records that reach a bin (outside values too when they are clipped in)."""
+        dropped = self.malformed + self.missing + self.invalid
+        return self.records - dropped - (self.outside if self.policy == "drop" else 0)
+
+
+def check_file(
+    path: str | Path, column: str, binning: Binning, *, outside: object = None,
+    value_type: object = None, delimiter: object = None, encoding: object = None,
+) -> RecordCheck:  # fmt: skip
+    """Count what the record domain does to ``column`` of a file (module doc; arguments
+    as for :func:`dphist.ingest.count_file`). Not private."""
+    import duckdb
+
+    policy = outside_policy(binning, outside)
+    con = connect()
+    try:
+        table = open_file(con, path, delimiter=delimiter, encoding=encoding)
+        table.require(column)
+        vtype = column_type(table, column, binning, value_type)
+        rec = table.records([column])
+        present = "c0 IS NOT NULL AND trim(CAST(c0 AS VARCHAR)) <> ''"
+        keys = _numeric_labels(binning) if vtype == "number" and not binning.numeric else None
+        if binning.numeric or keys is not None:
+            key = _number_sql("c0", table.columns[column], repr(column))
+        else:
+            key = f"CASE WHEN {present} THEN CAST(c0 AS VARCHAR) END"
+        if binning.numeric:
+            edges = binning.edges
+            assert edges is not None
+            lo, hi = _double(float(edges[0])), _double(float(edges[-1]))
+            join, inside = "", f"v.key >= {lo} AND v.key <= {hi}"
+        else:
+            labels = list(binning.categories or ()) if keys is None else keys
+            _register(con, "dphist_check_labels", {"key": np.asarray(labels)})
+            join = "LEFT JOIN (SELECT DISTINCT key AS label FROM dphist_check_labels) AS l "
+            join += "ON l.label = v.key"
+            inside = "l.label IS NOT NULL"
+        values = f"SELECT ok, {present} AS present, {key} AS key FROM ({rec})"
+        row = con.execute(
+            "SELECT count(*), count(*) FILTER (WHERE NOT ok), "
+            "count(*) FILTER (WHERE ok AND NOT present), "
+            "count(*) FILTER (WHERE ok AND present AND key IS NULL), "
+            f"count(*) FILTER (WHERE ok AND key IS NOT NULL AND NOT ({inside})) "
+            f"FROM ({values}) AS v {join}"
+        ).fetchall()[0]
+    except duckdb.Error as exc:
+        raise ValidationError(f"cannot read {str(path)!r}: {first_line(exc)}") from None
+    finally:
+        con.close()
+    counts: list[Any] = [int(v) for v in row]
+    return RecordCheck(*counts, policy=policy, value_type=vtype)

@@ -9,18 +9,24 @@ so that one record can never change how another is read:
   header and names the columns (it is public schema; a file without one is an error).
   Every further line is one record; every LF and every CR ends a line (so CRLF ends
   one) and empty lines are not records. A line is split at the delimiter (``,``; a
-  tab for ``.tsv``) following RFC 4180 *within the line*: a field may be quoted,
-  ``""`` is a quote inside quotes,
+  tab for ``.tsv``; or the one given) following RFC 4180 *within the line*: a field may
+  be quoted, ``""`` is a quote inside quotes,
   and quotes never span lines. A line that does not split this way, has another
-  number of fields than the header, is not UTF-8, holds the control characters
+  number of fields than the header, is not text in the file's encoding (UTF-8 unless
+  another is given: UTF-16 or Latin-1), holds the control characters
   0x1E or 0x1F, or is longer than :data:`MAX_LINE_BYTES` is **malformed**: it is not a
   record and is dropped. The dialect never comes from sniffing the data (DuckDB's
   sniffer and its multi-line quoting would let one line decide how later lines
-  are read).
+  are read); the delimiter and the encoding are the publisher's to state.
 * **Parquet**: one row per record; the column types are the file's schema.
 * **In memory**: one element per record of a numpy array, list, pandas, polars or
   Arrow column, scanned by DuckDB. Object arrays are read as text (their element
   types are data, not schema).
+
+A column is **typed** when its type is schema: Parquet's, or the dtype of a numpy
+array, pandas, polars or Arrow column. CSV columns, object arrays and Python lists
+(whose numpy type is inferred from the values) are **untyped** (:attr:`Table.untyped`):
+how their values are read is the publisher's choice (:mod:`dphist.ingest.types`).
 """
 
 from __future__ import annotations
@@ -43,6 +49,8 @@ __all__ = [
     "PARQUET_SUFFIXES",
     "Table",
     "connect",
+    "csv_delimiter",
+    "csv_encoding",
     "file_format",
     "open_file",
     "open_values",
@@ -113,6 +121,7 @@ class Table:
     columns: dict[str, str]
     records: Callable[[Sequence[str]], str]
     rows: int | None = None  # records in the source when its metadata says (Parquet)
+    untyped: frozenset[str] = frozenset()  # columns whose type is not schema
 
     def require(self, *names: str) -> None:
         """Raise a clear error (a schema fact, public) when a column is missing."""
@@ -190,30 +199,71 @@ def _lines_sql(source: str, delim: str, width: int, names: Sequence[str]) -> Cal
     return records
 
 
-def _read_header(path: Path) -> str:
+ENCODINGS = {"utf-8": "utf-8", "utf-16": "utf-16", "iso8859-1": "latin-1"}
+"""CSV encodings read natively (Python's name of each: DuckDB's)."""
+
+
+def csv_encoding(name: object = None) -> str:
+    """DuckDB's name of a CSV encoding (default UTF-8), or a clear error."""
+    import codecs
+
+    if name is None:
+        return "utf-8"
+    try:
+        known = codecs.lookup(str(name)).name
+    except LookupError:
+        known = ""
+    if known not in ENCODINGS:
+        raise ValidationError(
+            f"encoding {name!r} is not supported; use utf-8, utf-16 or latin-1 (convert "
+            "other files first, e.g. with iconv)"
+        )
+    return ENCODINGS[known]
+
+
+def csv_delimiter(path: str | Path, delimiter: object = None) -> str:
+    """The delimiter of a CSV file: the one given (one character; ``tab`` or ``\\t`` for
+    a tab), else a tab for ``.tsv`` and a comma otherwise."""
+    if delimiter is None:
+        return "\t" if ".tsv" in Path(path).name.lower() else ","
+    d = {"tab": "\t", "\\t": "\t"}.get(str(delimiter), str(delimiter))
+    if len(d) != 1 or d in '"\n\r\x1e\x1f':
+        raise ValidationError(
+            f"delimiter must be one character other than a quote or a line end; got {delimiter!r}"
+        )
+    return d
+
+
+def _read_header(path: Path, encoding: str = "utf-8") -> str:
     """The first line of a CSV file (public schema), decoded; clear errors otherwise."""
+    import codecs
+
     opener = gzip.open if path.name.lower().endswith(".gz") else open
     try:
         with opener(path, "rb") as f:
-            head = f.read(_HEADER_LIMIT + 2)
+            head = f.read(2 * _HEADER_LIMIT + 4)
     except (OSError, EOFError) as exc:
         raise ValidationError(f"cannot read {str(path)!r}: {exc}") from None
     if not head:
         raise ValidationError(
             f"{str(path)!r} is empty: a CSV file starts with a header row naming its columns"
         )
-    end = min((i for i in (head.find(b"\n"), head.find(b"\r")) if i >= 0), default=len(head))
-    if end > _HEADER_LIMIT:
+    codec = "utf-8-sig" if encoding == "utf-8" else encoding
+    text = codecs.getincrementaldecoder(codec)(errors="replace").decode(head)
+    end = min((i for i in (text.find("\n"), text.find("\r")) if i >= 0), default=len(text))
+    if len(text[:end].encode("utf-8")) > _HEADER_LIMIT:
         raise ValidationError(f"the header row of {str(path)!r} is longer than 1 MiB")
-    try:
-        return head[:end].decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ValidationError(f"the header row of {str(path)!r} is not UTF-8 text") from None
+    if "\ufffd" in text[:end]:
+        raise ValidationError(
+            f"the header row of {str(path)!r} is not {encoding.upper()} text (give its encoding)"
+        )
+    return text[:end]
 
 
-def _open_csv(con: Any, path: Path) -> Table:
-    delim = "\t" if ".tsv" in path.name.lower() else ","
-    header = _read_header(path)
+def _open_csv(con: Any, path: Path, delimiter: object = None, encoding: object = None) -> Table:
+    delim = csv_delimiter(path, delimiter)
+    charset = csv_encoding(encoding)
+    header = _read_header(path, charset)
     names = split_line(header, delim)
     if names is None:
         raise ValidationError(f"the header row of {str(path)!r} is not valid CSV")
@@ -225,14 +275,14 @@ def _open_csv(con: Any, path: Path) -> Table:
         f"read_csv({_literal(str(path))}, header = true, auto_detect = false, "
         f"delim = {_literal(_LINE_SEPARATOR)}, quote = '', escape = '', "
         "columns = {'line': 'VARCHAR'}, ignore_errors = true, strict_mode = false, "
-        "new_line = '\\n', "
+        f"new_line = '\\n', encoding = {_literal(charset)}, "
         f"max_line_size = {MAX_LINE_BYTES})"
     )
     columns: dict[str, str] = {}
     for name in names:  # a repeated name keeps its first position
         columns.setdefault(name, "VARCHAR")
     records = _lines_sql(source, delim, len(names), names)
-    return Table(repr(str(path)), columns, records)
+    return Table(repr(str(path)), columns, records, untyped=frozenset(columns))
 
 
 # --------------------------------------------------------------------------- Parquet
@@ -254,8 +304,12 @@ def _plain_records(source: str, columns: Sequence[str]) -> Callable[[Sequence[st
     return records
 
 
-def open_file(con: Any, path: str | Path) -> Table:
-    """Open a CSV or Parquet file; a missing or unreadable file is a clear error."""
+def open_file(
+    con: Any, path: str | Path, *, delimiter: object = None, encoding: object = None
+) -> Table:
+    """Open a CSV or Parquet file; a missing or unreadable file is a clear error.
+    ``delimiter`` and ``encoding`` apply to CSV (:func:`csv_delimiter`,
+    :func:`csv_encoding`)."""
     import duckdb
 
     p = Path(path)
@@ -263,7 +317,7 @@ def open_file(con: Any, path: str | Path) -> Table:
     if not p.is_file():
         raise ValidationError(f"input file {str(p)!r} does not exist or is not a file")
     if fmt == "csv":
-        return _open_csv(con, p)
+        return _open_csv(con, p, delimiter, encoding)
     source = f"read_parquet({_literal(str(p))})"
     try:
         columns = _describe(con, source)
@@ -307,7 +361,8 @@ def _as_text(arr: np.ndarray) -> np.ndarray:
 def _column(values: object, name: str) -> tuple[Any, bool]:
     """One in-memory column as something DuckDB scans, and whether it is text by
     construction (an object column: its element types are data, so it is read as text
-    whatever DuckDB would infer). pandas, polars and Arrow columns keep their types."""
+    whatever DuckDB would infer). pandas, polars and Arrow columns keep their types; a
+    Python list that numpy would not read as numbers is read as text too."""
     mod = _module(values)
     kind = type(values).__name__
     if mod == "pandas":
@@ -328,14 +383,15 @@ def _column(values: object, name: str) -> tuple[Any, bool]:
         raise InputTypeError(f"{name} must be a column of records, not a single value")
     if not isinstance(values, np.ndarray) and callable(getattr(values, "to_numpy", None)):
         values = values.to_numpy()  # another column type that converts itself
+    listed = not isinstance(values, np.ndarray)  # its numpy type would come from the values
     try:
         arr = np.asarray(values)
     except (TypeError, ValueError) as exc:
         raise InputTypeError(f"{name} could not be read as a column: {exc}") from None
     if arr.ndim != 1:
         raise ValidationError(f"{name} must be 1-D; got shape {arr.shape}")
-    if arr.dtype.kind in "OU":
-        return _as_text(arr), True
+    if arr.dtype.kind in "OU" or (listed and arr.dtype.kind not in "iuf"):
+        return _as_text(arr.astype(object)), True
     if arr.dtype.kind not in "biuf":
         raise InputTypeError(f"{name} has dtype {arr.dtype}; give numbers or text")
     return arr, False
@@ -347,10 +403,13 @@ def open_values(con: Any, columns: dict[str, object]) -> Table:
 
     cols: dict[str, Any] = {}
     text: set[str] = set()
+    untyped: set[str] = set()
     for name, values in columns.items():
         cols[name], is_text = _column(values, name)
         if is_text:
             text.add(name)
+        if not _typed(values):
+            untyped.add(name)
     lengths = {name: len(c) for name, c in cols.items()}
     if len(set(lengths.values())) > 1:
         sizes = ", ".join(f"{k} has {v:,}" for k, v in lengths.items())
@@ -370,7 +429,14 @@ def open_values(con: Any, columns: dict[str, object]) -> Table:
         )
         return f"SELECT true AS ok, {picks} FROM dphist_values"
 
-    return Table("the values", schema, records)
+    return Table("the values", schema, records, untyped=frozenset(untyped))
+
+
+def _typed(values: object) -> bool:
+    """True when the column's type is schema (a dtype other than object), not inferred
+    from its values or left to them."""
+    typed = isinstance(values, np.ndarray) or _module(values) in ("pandas", "polars", "pyarrow")
+    return typed and getattr(values, "dtype", None) != np.dtype(object)
 
 
 def _frame(cols: dict[str, Any]) -> Any:

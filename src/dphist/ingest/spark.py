@@ -37,7 +37,7 @@ from ..errors import ValidationError
 from .binning import Binning, label_number, outside_policy
 from .count import salt, unit_bound
 
-__all__ = ["count_frame", "is_spark_frame", "read_group_frames"]
+__all__ = ["check_frame", "count_frame", "is_spark_frame", "read_group_frames"]
 
 _INTEGRAL = ("ByteType", "ShortType", "IntegerType", "LongType")
 _NUMERIC = (*_INTEGRAL, "FloatType", "DoubleType", "DecimalType")
@@ -143,6 +143,18 @@ def _bounded(records: Any, unit_type: str, k: int, key: str) -> Any:
                              F.col("bin").cast("string"), F.col("j").cast("string")))  # fmt: skip
     kept = kept.withColumn("r", F.row_number().over(Window.partitionBy("u").orderBy(rank)))
     return kept.where(F.col("r") <= k).select("bin")
+
+
+def check_frame(df: Any, column: str, binning: Binning, *, privacy_unit: str | None = None) -> None:
+    """The schema checks of :func:`count_frame`, alone: no job runs, no value is read."""
+    from pyspark.sql import functions as F
+
+    if binning.numeric:
+        _number(df, column, F)
+    else:
+        _binned(df, column, binning, "drop", None)  # plans the join, runs nothing
+    if privacy_unit is not None:
+        _type(df, privacy_unit)
 
 
 def count_frame(

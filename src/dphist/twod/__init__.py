@@ -17,13 +17,14 @@ import numpy as np
 from ..methods.registry import MethodInfo
 from .catalog import GRID_METHODS, ORDERS
 from .release import Release2D
-from .run import GridMethod, grid_method, release_grid
+from .run import GridMethod, checked_grid, grid_method, release_grid
 
 __all__ = [
     "GRID_METHODS",
     "ORDERS",
     "GridMethod",
     "Release2D",
+    "checked_grid",
     "get_grid_method",
     "grid_method",
     "is_grid",

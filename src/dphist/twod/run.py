@@ -1,12 +1,13 @@
 """One 2-D release: resolve the method, run its blocks on the sealed cells, build the
 :class:`~dphist.twod.release.Release2D`.
 
-:class:`~dphist.Session` calls :func:`release_grid` when its counts are 2-D, with the
-release's budget already reserved; methods run through :func:`dphist.methods.run.run`,
-so a 2-D release, an audited run and a measured run are the same computation. A method
-along a public order of the cells (``"hilbert:NAME"``, DAWA) runs its 1-D blocks on the
-cells in that order (the kernel reorders the sealed counts) and its estimate and error
-model are put back on the grid.
+:class:`~dphist.Session`, when its counts are 2-D, calls :func:`checked_grid`,
+reserves the release's budget (and charges a stored one), then :func:`release_grid`;
+methods run through :func:`dphist.methods.run.run`, so a 2-D release, an audited run
+and a measured run are the same computation. A method along a public order of the
+cells (``"hilbert:NAME"``, DAWA) runs its 1-D blocks on the cells in that order (the
+kernel reorders the sealed counts) and its estimate and error model are put back on
+the grid.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from ..uncertainty.rectangles import OrderNoise, RectErrorModel
 from .catalog import GRID_METHODS, ORDERS
 from .release import Release2D
 
-__all__ = ["GridMethod", "grid_method", "release_grid", "run_grid"]
+__all__ = ["GridMethod", "checked_grid", "grid_method", "release_grid", "run_grid"]
 
 _PREFIX = "hilbert:"
 
@@ -120,9 +121,21 @@ def _ordered_model(model: Any, shape, order, outcome: Outcome, cells) -> RectErr
     return RectErrorModel(noise, "bracket")
 
 
+def checked_grid(
+    method: object, params: dict[str, Any], definition: str
+) -> tuple[GridMethod, Pipeline]:
+    """The 2-D method and its pipeline, checked: nothing read, nothing spent."""
+    resolved = grid_method(method)
+    pipeline = resolved.pipeline(**params)
+    if definition == "zcdp" and not all(b.zcdp for b in pipeline.blocks):
+        raise ValidationError(f"method {resolved.name!r} has no zero-concentrated DP version yet")
+    return resolved, pipeline
+
+
 def release_grid(
     data: ProtectedCounts,
-    method: object,
+    method: GridMethod,
+    pipeline: Pipeline,
     params: dict[str, Any],
     *,
     epsilon: Fraction,
@@ -133,20 +146,16 @@ def release_grid(
     private_noise: bool,
     unit: str,
 ) -> Release2D:
-    """Publish the sealed 2-D counts with ``method`` under ``budget`` (already reserved
-    for ``epsilon``); ``guarantee(certified)`` gives the guarantee text."""
-    resolved = grid_method(method)
-    pipeline = resolved.pipeline(**params)
-    if definition == "zcdp" and not all(b.zcdp for b in pipeline.blocks):
-        raise ValidationError(f"method {resolved.name!r} has no zero-concentrated DP version yet")
-    child = budget.child(epsilon, label=resolved.name)
+    """Publish the sealed 2-D counts with ``method`` and its checked ``pipeline``
+    (:func:`checked_grid`) under ``budget``, already reserved for ``epsilon``;
+    ``guarantee(certified)`` gives the guarantee text."""
     cells, outcome, model = run_grid(
-        resolved, pipeline, data, epsilon=epsilon, budget=child, noise=noise, definition=definition
+        method, pipeline, data, epsilon=epsilon, budget=budget, noise=noise, definition=definition
     )
     return Release2D(
         estimate=cells,
-        method=resolved.name,
-        params={**resolved.info.defaults, **params},
+        method=method.name,
+        params={**method.info.defaults, **params},
         epsilon=epsilon,
         ledger=outcome.ledger,
         private=private_noise and outcome.certified,

@@ -14,7 +14,9 @@ known of its bias (:mod:`.bias`). For a range ``[lo, hi)`` with estimate ``e``:
   groups inside and around the range (``alpha/2`` per side), or the first-stage
   interval. Lower limits below 0 rise to 0 (true counts never are
   negative, so this never changes whether an interval holds the truth); an upper
-  limit is never raised, which would.
+  limit is never raised, which would. Last, an interval grows to hold its estimate
+  (a negative estimate keeps its own value as the lower limit): a table never states
+  an estimate outside its interval, and a wider interval holds the truth as often.
 
 A model may withhold intervals (``withheld`` gives the reason): for methods whose
 error cannot be bounded from released values, or whose measured coverage fell short.
@@ -97,8 +99,11 @@ class ErrorModel:
         est = prefix[hi] - prefix[lo]
         return np.minimum(own, var + np.maximum(np.abs(est - inner), np.abs(outer - est)) ** 2)
 
-    def intervals(self, lo, hi, prefix: np.ndarray, alpha: object) -> tuple[np.ndarray, np.ndarray]:
-        """Lower and upper ``1 - alpha`` limits for each range ``[lo, hi)``."""
+    def intervals(
+        self, lo, hi, prefix: np.ndarray, alpha: object, nonnegative: bool = True
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper ``1 - alpha`` limits for each range ``[lo, hi)``; with
+        ``nonnegative=False`` lower limits are not raised to 0."""
         self._check()
         a = check_alpha(alpha)
         lo, hi = np.atleast_1d(lo), np.atleast_1d(hi)
@@ -122,7 +127,9 @@ class ErrorModel:
         # true counts are never negative: a lower limit below 0 rises to 0, which never
         # changes whether the interval holds the truth (an interval wholly below 0 is
         # left as it is: it holds nothing either way)
-        lower = np.where(upper >= 0.0, np.maximum(lower, 0.0), lower)
+        if nonnegative:
+            lower = np.where(upper >= 0.0, np.maximum(lower, 0.0), lower)
+        lower, upper = np.minimum(lower, est), np.maximum(upper, est)  # hold the estimate
         empty = lo >= hi
         return np.where(empty, 0.0, lower), np.where(empty, 0.0, upper)
 

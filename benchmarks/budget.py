@@ -1,0 +1,347 @@
+"""The budget store's targets: races, crashes, the cost of a durable charge, ``show``.
+
+Run: python benchmarks/budget.py [--postgres URL] [--repeats 20] [--kills 500]
+     [--releases 100000] [--only races,kills,charge,show]
+
+* **Races.** 8 processes race 1,000 charges of 1/100 against a cap of 1, ``--repeats``
+  times on SQLite and on PostgreSQL (``--postgres`` or ``$DPHIST_TEST_POSTGRES``; ``bash
+  .ci/postgres start`` runs a local server): exactly 100 must be granted every time.
+* **Kills.** ``--kills`` runs of ``dphist publish ... --budget`` (two at a time, on one
+  store) are killed with SIGKILL at a uniform random time up to a full run's duration.
+  After each pair the store must open and pass its check, and its spent total must be
+  at least the sum of the releases on disk. Each kill is classed by what it left: no
+  charge, a charge without its file, a file whose release is not recorded, or a
+  recorded release (the run had finished).
+* **Charge.** The median time of one durable charge (an exclusive, synced transaction)
+  on an open store, SQLite and PostgreSQL. Target on SQLite: at most 5 ms.
+* **Show.** ``dphist budget show`` over a budget of ``--releases`` recorded releases
+  (built directly, with a valid hash chain), in this process (open, check, print) and
+  as a whole command (with Python's start-up). Target: at most 1 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import multiprocessing
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+
+from dphist import cli
+from dphist.errors import BudgetExceededError
+from dphist.store import BudgetStore
+from dphist.store.chain import ChargeRow, row_hash, text_hash
+
+CONTEXT = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+
+
+# ------------------------------------------------------------------ races
+
+
+def _racer(location: str, name: str, start, attempts: int, out) -> None:
+    with BudgetStore(location, create=False) as store:
+        budget = store.budget(name)
+        start.wait()
+        granted = 0
+        for _ in range(attempts):
+            try:
+                budget.charge(epsilon="1/100", method="race")
+                granted += 1
+            except BudgetExceededError:
+                pass
+    out.put(granted)
+
+
+def race(location: str, name: str, processes: int = 8, charges: int = 1000) -> tuple[int, float]:
+    """Granted charges and seconds for one race of ``charges`` attempts."""
+    with BudgetStore(location) as store:
+        store.create(name, epsilon=1)
+    start, out = CONTEXT.Barrier(processes + 1), CONTEXT.Queue()
+    share = [charges // processes + (i < charges % processes) for i in range(processes)]
+    workers = [CONTEXT.Process(target=_racer, args=(location, name, start, n, out)) for n in share]
+    for w in workers:
+        w.start()
+    start.wait()
+    t0 = time.perf_counter()
+    granted = sum(out.get(timeout=600) for _ in workers)
+    seconds = time.perf_counter() - t0
+    for w in workers:
+        w.join()
+    with BudgetStore(location, create=False) as store:
+        status = store.budget(name).status()
+        assert status.spent == Fraction(status.charges, 100) == Fraction(granted, 100)
+    return granted, seconds
+
+
+def races(locations: dict[str, str], repeats: int) -> None:
+    print(f"\nRaces: 8 processes, 1,000 charges of 1/100, cap 1, {repeats} repetitions")
+    for backend, location in locations.items():
+        runs = [race(location, f"race-{time.time_ns()}-{i}") for i in range(repeats)]
+        exact = sum(granted == 100 for granted, _ in runs)
+        granted = sorted({g for g, _ in runs})
+        median = statistics.median(s for _, s in runs)
+        print(
+            f"  {backend:<10} exactly 100 granted in {exact}/{repeats} "
+            f"(granted: {granted}); median {median:.2f} s per race"
+        )
+        with BudgetStore(location, create=False) as store:
+            store.check()
+        print(f"  {backend:<10} store check after the races: pass")
+
+
+@contextlib.contextmanager
+def pg_schema(url: str):
+    """The URL of a new schema on the server (dropped afterwards), so that runs never
+    meet another's tables."""
+    import psycopg
+
+    schema = f"dphist_bench_{time.time_ns()}"
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute(f"CREATE SCHEMA {schema}")
+    sep = "&" if "?" in url else "?"
+    try:
+        yield f"{url}{sep}options=-csearch_path%3D{schema}"
+    finally:
+        with psycopg.connect(url, autocommit=True) as con:
+            con.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+# ------------------------------------------------------------------ kills
+
+
+def _publish(data: Path, store: Path, out: Path) -> subprocess.Popen:
+    args = [sys.executable, "-m", "dphist", "publish", str(data), "-c", "age"]
+    args += ["--domain", "0:100:1", "--epsilon", "1/1000", "--method", "H", "--out", str(out)]
+    args += ["--budget", "kills", "--budget-store", str(store)]
+    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _on_disk(folder: Path) -> dict[str, Fraction]:
+    spent = {}
+    for path in folder.glob("out-*.json"):
+        record = json.loads(path.read_text())
+        spent[str(path.resolve())] = Fraction(record["release"]["spent_exact"])
+    return spent
+
+
+def kills(folder: Path, runs: int, rows: int = 200_000) -> None:
+    print(f"\nKills: {runs} publish runs killed with SIGKILL at random points, two at a time")
+    data = folder / "visits.csv"
+    ages = np.random.default_rng(0).integers(0, 100, rows)
+    data.write_text("age\n" + "\n".join(map(str, ages)) + "\n")
+    store = folder / "kills.sqlite"
+    with BudgetStore(store) as opened:
+        opened.create("kills", epsilon=10)
+    times = []
+    for i in range(3):
+        t0 = time.perf_counter()
+        _publish(data, store, folder / f"full-{i}.json").wait()
+        times.append(time.perf_counter() - t0)
+    full = statistics.median(times)
+    print(f"  a full run takes {full:.2f} s (median of 3); kill times uniform in [0, {full:.2f}]")
+    rng = random.Random(29)
+    phases = {"no charge": 0, "charge, no file": 0, "file, release not recorded": 0,
+              "recorded (run finished)": 0}  # fmt: skip
+    seen = 3
+    failures = 0
+    for first in range(0, runs, 2):
+        batch = range(first, min(first + 2, runs))
+        outs = {i: folder / f"out-{i}.json" for i in batch}
+        procs = [(_publish(data, store, outs[i]), rng.uniform(0, full)) for i in batch]
+        t0 = time.perf_counter()
+        for proc, at in sorted(procs, key=lambda p: p[1]):
+            time.sleep(max(0.0, at - (time.perf_counter() - t0)))
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGKILL)
+        for proc, _ in procs:
+            proc.wait()
+        try:
+            with BudgetStore(store, create=False) as opened:
+                [status] = opened.check()
+                entries = opened.budget("kills").entries()
+        except Exception as exc:  # a failed check is the finding, not a crash of the script
+            failures += 1
+            print(f"  FAILED after run {first}: {exc}")
+            continue
+        disk = _on_disk(folder)
+        if status.spent < sum(disk.values(), Fraction(0)) + Fraction(3, 1000):
+            failures += 1
+            print(f"  FAILED after run {first}: spent {status.spent} < what is on disk")
+        new, seen = entries[seen:], len(entries)
+        recorded = {f for e in new for f in e.files}
+        states = [
+            "recorded (run finished)" if str(out.resolve()) in recorded
+            else "file, release not recorded" if str(out.resolve()) in disk
+            else "neither"
+            for out in outs.values()
+        ]  # fmt: skip
+        # the new charges without a release belong to the runs with a file and no record,
+        # then to runs killed between their charge and their file
+        between = sum(not e.released for e in new) - states.count("file, release not recorded")
+        for state in states:
+            if state == "neither":
+                state = "charge, no file" if between > 0 else "no charge"
+                between -= state == "charge, no file"
+            phases[state] += 1
+    missing = sum(not e.released for e in entries)
+    print(f"  store opens and passes its check after every pair: {failures == 0} "
+          f"({failures} failures); spent >= releases on disk after every pair")  # fmt: skip
+    print(f"  charges {len(entries)} (3 full runs), without a release {missing}")
+    for phase, count in phases.items():
+        print(f"  killed with {phase}: {count}")
+
+
+# ------------------------------------------------------------------ charge cost
+
+
+def charge_cost(locations: dict[str, str], folder: Path, n: int = 300) -> None:
+    """One fsync of a 4 KiB write in the same folder (the floor of any durable commit)
+    and one charge on each backend, in turn, ``n`` times: all see the same load."""
+    print(f"\nDurable charge: median of {n} charges on an open store, beside one fsync")
+    stack = contextlib.ExitStack()
+    budgets = {
+        backend: stack.enter_context(BudgetStore(location)).create(
+            f"cost-{time.time_ns()}", epsilon=n
+        )
+        for backend, location in locations.items()
+    }
+    seconds: dict[str, list[float]] = {"fsync": [], **{b: [] for b in budgets}}
+    fd = os.open(folder / "fsync.bin", os.O_WRONLY | os.O_CREAT)
+    with stack:
+        for _ in range(n):
+            os.write(fd, b"x" * 4096)
+            t0 = time.perf_counter()
+            os.fsync(fd)
+            seconds["fsync"].append(time.perf_counter() - t0)
+            for backend, budget in budgets.items():
+                t0 = time.perf_counter()
+                budget.charge(epsilon="1/1000", method="H")
+                seconds[backend].append(time.perf_counter() - t0)
+    os.close(fd)
+    for what, times in seconds.items():
+        q = np.quantile(times, [0.5, 0.9]) * 1e3
+        print(f"  {what:<10} median {q[0]:.2f} ms, 90th percentile {q[1]:.2f} ms")
+
+
+# ------------------------------------------------------------------ show
+
+
+def build(path: Path, releases: int) -> None:
+    """A budget 'big' with ``releases`` charges and releases, chained as the store does."""
+    ledger = json.dumps({"private": True, "spent": "1/1000", "charges": [
+        {"block": "level", "primitive": "discrete_laplace", "epsilon": 0.001,
+         "epsilon_exact": "1/1000", "sensitivity": 3.0, "scale": 3000.0, "size": 100,
+         "query": "tree levels", "certified": True, "unit": "epsilon"}]},
+        separators=(",", ":"))  # fmt: skip
+    with BudgetStore(path) as store:
+        store.create("big", epsilon=releases)
+        db = store._db
+        [(previous,)] = db.rows("SELECT genesis FROM dphist_budgets WHERE name = 'big'")
+        charges, records = [], []
+        for seq in range(1, releases + 1):
+            row = ChargeRow(seq, "2026-01-01T00:00:00.000Z", "H", "pure", "1/1000", "1/1000",
+                            str(Fraction(seq, 1000)), "")  # fmt: skip
+            previous = row.expected(previous, "big")
+            charges.append(("big", seq, row.at, row.method, row.definition, row.amount,
+                            row.charged, row.spent, previous))  # fmt: skip
+            files = json.dumps([f"/data/releases/ages-{seq}.csv",
+                                f"/data/releases/ages-{seq}.csv.ledger.json"])  # fmt: skip
+            fields = ("H", files, f"{seq:064x}", text_hash(ledger))
+            records.append(("big", seq, *fields, row_hash(previous, *fields), ledger))
+        with db.transaction(write=True):
+            db.con.executemany(
+                "INSERT INTO dphist_charges VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", charges
+            )
+            db.con.executemany(
+                "INSERT INTO dphist_releases (budget, seq, method, files, digest, ledger_hash, "
+                "hash, ledger) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                records,
+            )
+            db.run(
+                "UPDATE dphist_budgets SET charges = ?, head = ? WHERE name = 'big'",
+                (releases, previous),
+            )
+
+
+def show(folder: Path, releases: int) -> None:
+    print(f"\nShow: 'dphist budget show' over {releases:,} recorded releases")
+    path = folder / "show.sqlite"
+    build(path, releases)
+    print(f"  store file: {path.stat().st_size / 2**20:.1f} MiB")
+    seconds, cpu = [], []
+    for _ in range(5):
+        sink = io.StringIO()
+        t0, c0 = time.perf_counter(), time.process_time()
+        with contextlib.redirect_stdout(sink):
+            code = cli.main(["budget", "show", "big", "--store", str(path)])
+        seconds.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+        assert code == 0 and sink.getvalue().count("\n") == releases + 4
+    c0 = time.process_time()
+    sum(range(10**7))
+    reference = time.process_time() - c0
+    whole = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "dphist", "budget", "show", "big", "--store", str(path)],
+            stdout=subprocess.DEVNULL,
+            check=True,
+        )
+        whole.append(time.perf_counter() - t0)
+    start = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import dphist.cli"], check=True)
+        start.append(time.perf_counter() - t0)
+    print(
+        f"  in process (open, integrity and chain check, {releases + 4:,} lines): median "
+        f"{statistics.median(seconds):.2f} s of 5, CPU {statistics.median(cpu):.2f} s"
+    )
+    print(f"  reference: sum(range(10**7)) takes {reference:.2f} s CPU here (the load)")
+    print(
+        f"  whole command: median {statistics.median(whole):.2f} s of 3, of which starting "
+        f"Python and importing dphist {statistics.median(start):.2f} s"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--postgres", default=os.environ.get("DPHIST_TEST_POSTGRES"))
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--kills", type=int, default=500)
+    parser.add_argument("--releases", type=int, default=100_000)
+    parser.add_argument("--only", default="races,kills,charge,show")
+    args = parser.parse_args()
+    parts = set(args.only.split(","))
+    with contextlib.ExitStack() as stack:
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="dphist-budget-")))
+        locations = {"SQLite": str(folder / "race.sqlite")}
+        if args.postgres:
+            locations["PostgreSQL"] = stack.enter_context(pg_schema(args.postgres))
+        else:
+            print("PostgreSQL: skipped (give --postgres URL or set DPHIST_TEST_POSTGRES)")
+        if "races" in parts:
+            races(locations, args.repeats)
+        if "charge" in parts:
+            charge_cost(locations, folder)
+        if "show" in parts:
+            show(folder, args.releases)
+        if "kills" in parts:
+            kills(folder, args.kills)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,405 @@
+"""The budget store: :class:`BudgetStore`, one SQLite file or a PostgreSQL database
+holding a durable budget per data set (:mod:`.budget`), its hash chain (:mod:`.chain`)
+checked before anything is charged.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import secrets
+from datetime import UTC, datetime
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from .._kernel.budget import exact_text
+from ..definitions import budget_of, zCDP
+from ..errors import BudgetExceededError, PrivacyError, StoreError, ValidationError
+from .backend import SCHEMA, connect
+from .budget import Entry, Grant, Status, StoredBudget, release_digest
+from .chain import (
+    Broken,
+    ChargeRow,
+    Tail,
+    exact,
+    failed,
+    genesis,
+    row_hash,
+    text_hash,
+    verify_charges,
+    verify_ledgers,
+    verify_releases,
+)
+
+__all__ = ["BudgetStore", "checked_name"]
+
+FORMAT = "dphist-budget-store/1"
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+_BUDGET = "SELECT definition, cap, created, genesis, charges, head FROM dphist_budgets"
+_CHARGES = (
+    "SELECT seq, at, method, definition, amount, charged, spent, hash FROM dphist_charges "
+    "WHERE budget = ?"
+)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def checked_name(name: object) -> str:
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        raise ValidationError(
+            f"a budget's name is 1 to 100 letters, digits, '.', '_' or '-', starting with a "
+            f"letter or digit; got {name!r}"
+        )
+    return name
+
+
+class BudgetStore:
+    """Durable privacy budgets, one per data set, in one SQLite file or a PostgreSQL database.
+
+    Parameters
+    ----------
+    location : path, ``postgresql://`` URL or None
+        None: ``$DPHIST_BUDGET_STORE``, else ``budgets.sqlite`` in the per-user data
+        folder (:func:`dphist.store.default_location`).
+    create : bool
+        Create the store when it does not exist yet (a new SQLite file, or the tables
+        in a PostgreSQL database). An existing file is never re-created.
+
+    Opening runs the database's own check; each budget's hash chain is checked when it
+    is opened (:meth:`budget`) and followed to its head on every charge. A store that
+    fails raises :class:`~dphist.errors.StoreIntegrityError`.
+
+    Example
+    -------
+    >>> import dphist as dh
+    >>> store = dh.BudgetStore("budgets.sqlite")                  # doctest: +SKIP
+    >>> census = store.create("census-2030", epsilon=4)          # doctest: +SKIP
+    >>> rel = dh.publish(counts, epsilon=0.5, method="H", budget=census)  # doctest: +SKIP
+    """
+
+    def __init__(self, location: str | os.PathLike[str] | None = None, *, create: bool = True):
+        self._db = connect(location, create)
+        self._tails: dict[str, Tail] = {}
+        try:
+            self._id = self._open(create)
+        except BaseException:
+            self._db.close()
+            raise
+
+    @property
+    def location(self) -> str:
+        """Where the store is (a PostgreSQL URL without its user or password)."""
+        return self._db.where
+
+    def _open(self, create: bool) -> str:
+        problems = self._db.check()
+        if problems:
+            raise failed(self.location, f"the database's own check found: {problems[0]}")
+        with self._db.transaction(write=False):
+            ready = self._db.has_table("dphist_meta")
+            meta = dict(self._db.rows("SELECT key, value FROM dphist_meta")) if ready else {}
+        if not ready:
+            if not self._db.fresh:
+                raise failed(self.location, "it holds no budget tables (empty or not a store)")
+            if not create:
+                raise StoreError(
+                    f"no budget store in {self.location}; create a budget with "
+                    "'dphist budget init NAME --epsilon E'"
+                )
+            meta = self._create_tables()
+        if meta.get("format") != FORMAT or not meta.get("id"):
+            raise failed(self.location, f"unknown format {meta.get('format')!r}")
+        return meta["id"]
+
+    def _create_tables(self) -> dict[str, str]:
+        with self._db.transaction(write=True):
+            self._db.lock_schema()
+            for statement in SCHEMA:
+                self._db.run(statement)
+            self._db.run(
+                "INSERT INTO dphist_meta (key, value) VALUES (?, ?), (?, ?) "
+                "ON CONFLICT (key) DO NOTHING",
+                ("format", FORMAT, "id", secrets.token_hex(16)),
+            )
+            return dict(self._db.rows("SELECT key, value FROM dphist_meta"))
+
+    # ------------------------------------------------------------------ budgets
+
+    def create(
+        self, name: str, *, epsilon: object = None, rho: object = None, budget: object = None
+    ) -> StoredBudget:
+        """A new budget ``name`` with cap ``epsilon`` (pure DP), ``rho`` (zCDP) or
+        ``budget=dh.PureDP(...) / dh.zCDP(...)``. A budget is never reset or raised."""
+        name = checked_name(name)
+        if rho is not None:
+            if epsilon is not None or budget is not None:
+                raise ValidationError("give one of epsilon=, rho= or budget=")
+            budget = zCDP(rho)
+        chosen = budget_of(epsilon, budget)
+        cap, created = str(chosen.amount), _now()
+        first = genesis(self._id, name, chosen.definition, cap, created)
+        row = (chosen.definition, cap, created, first, 0, first)
+        try:
+            with self._db.transaction(write=True):
+                self._db.run(
+                    "INSERT INTO dphist_budgets (definition, cap, created, genesis, charges, "
+                    "head, name) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (*row, name),
+                )
+        except self._db.duplicate:
+            raise StoreError(
+                f"a budget named {name!r} already exists in {self.location}; a budget is "
+                "never reset or raised: give the new period a new name"
+            ) from None
+        stored = StoredBudget(self, name, row)
+        self._tails[name] = Tail(0, first, Fraction(0))
+        return stored
+
+    def budget(self, name: str, *, check: bool = True) -> StoredBudget:
+        """The budget ``name``, its whole chain checked (``check=False`` leaves that to
+        the first charge, which then walks the chain under its lock, or to
+        :meth:`StoredBudget.entries`)."""
+        with self._db.transaction(write=False):
+            row = self._db.rows(f"{_BUDGET} WHERE name = ?", (str(name),))
+            if not row:
+                raise StoreError(self._unknown(name))
+            stored = StoredBudget(self, str(name), row[0])
+            if check:
+                self._verify(stored, row[0], *self._chain(stored.name), self._ledgers(stored.name))
+        return stored
+
+    __getitem__ = budget
+
+    def _unknown(self, name: object) -> str:
+        known = [r[0] for r in self._db.rows("SELECT name FROM dphist_budgets ORDER BY name")]
+        close = difflib.get_close_matches(str(name), known, n=3, cutoff=0.6)
+        hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+        return (
+            f"no budget named {name!r} in {self.location}.{hint} 'dphist budget list' "
+            "shows them; 'dphist budget init' creates one"
+        )
+
+    def budgets(self) -> list[Status]:
+        """Every budget's status, by name (each chain checked)."""
+        with self._db.transaction(write=False):
+            out = []
+            for name, *row in self._db.rows(
+                "SELECT name, definition, cap, created, genesis, charges, head "
+                "FROM dphist_budgets ORDER BY name"
+            ):
+                stored = StoredBudget(self, name, tuple(row))
+                tail = self._verify(stored, tuple(row), *self._chain(name), self._ledgers(name))
+                out.append(Status(name, stored.definition, tail.spent, tail.seq, stored.created))
+        return out
+
+    def check(self) -> list[Status]:
+        """The database's own check and every budget's chain; their statuses, or
+        :class:`~dphist.errors.StoreIntegrityError`."""
+        problems = self._db.check()
+        if problems:
+            raise failed(self.location, f"the database's own check found: {problems[0]}")
+        return self.budgets()
+
+    def backup(self, target: str | os.PathLike[str]) -> Path:
+        """Copy a SQLite store, consistently and while in use, to the new file ``target``
+        (checked after the copy); PostgreSQL stores are backed up with ``pg_dump``."""
+        path = Path(target).expanduser()
+        if path.exists():
+            raise StoreError(f"the backup target {str(path)!r} exists; give a new file name")
+        self._db.backup(path)
+        with BudgetStore(path, create=False) as copy:
+            copy.check()
+        return path
+
+    # ------------------------------------------------------------------ chain
+
+    def _chain(self, name: str) -> tuple[list[tuple], list[tuple]]:
+        """All the charges (:class:`ChargeRow` fields) and releases of one budget."""
+        charges = self._db.rows(f"{_CHARGES} ORDER BY seq", (name,))
+        releases = self._db.rows(
+            "SELECT seq, method, files, digest, ledger_hash, hash FROM dphist_releases "
+            "WHERE budget = ? ORDER BY seq",
+            (name,),
+        )
+        return charges, releases
+
+    def _ledgers(self, name: str) -> list[tuple]:
+        return self._db.rows(
+            "SELECT seq, ledger, ledger_hash FROM dphist_releases WHERE budget = ?", (name,)
+        )
+
+    def _verify(
+        self,
+        stored: StoredBudget,
+        row: tuple,
+        charges: list[tuple],
+        releases: list[tuple],
+        ledgers: list[tuple] = (),
+    ) -> Tail:
+        """Check one budget's whole chain and releases, and the ``ledgers`` given
+        (inside a read transaction; ``show`` prints no ledger and reads none)."""
+        definition, cap, created, first, count, head = row
+        name = stored.name
+        try:
+            if first != genesis(self._id, name, definition, cap, created):
+                raise Broken(f"budget {name!r} does not match its hash (its cap was edited)")
+            start = Tail(0, first, Fraction(0))
+            tail = verify_charges(name, definition, exact(cap, "a cap"), charges, start)
+            _check_head(name, tail, count, head)
+            verify_releases(name, {c[0]: c[7] for c in charges}, releases)
+            verify_ledgers(name, ledgers)
+        except Broken as problem:
+            raise failed(self.location, problem) from None
+        self._tails[name] = tail
+        return tail
+
+    def _status(self, stored: StoredBudget) -> Status:
+        with self._db.transaction(write=False):
+            row = self._current(stored)
+            count, head = row[4], row[5]
+            last = self._db.rows(f"{_CHARGES} AND seq = ?", (stored.name, count))
+            try:
+                spent = Fraction(0) if count == 0 else exact(last[0][6], "the last charge")
+                if (last[0][7] if last else row[3]) != head:
+                    raise Broken(f"budget {stored.name!r} lost its last charge")
+            except (Broken, IndexError):
+                raise failed(self.location, f"budget {stored.name!r} lost charges") from None
+        return Status(stored.name, stored.definition, spent, count, stored.created)
+
+    def _current(self, stored: StoredBudget, lock: str = "") -> tuple:
+        """The budget's row (locked for a charge), which must still be the one opened."""
+        row = self._db.rows(f"{_BUDGET} WHERE name = ?{lock}", (stored.name,))
+        if not row or tuple(row[0][:4]) != stored._identity:
+            raise failed(self.location, f"budget {stored.name!r} was removed or edited")
+        return row[0]
+
+    def _charge(
+        self, stored: StoredBudget, definition: str, amount: Fraction, due: Fraction, method: str
+    ) -> Grant:
+        """One exclusive, synced transaction: follow the chain from the last checked
+        charge to the head, check the cap, append the charge, move the head."""
+        name = stored.name
+        with self._db.transaction(write=True):
+            row = self._current(stored, self._db.for_update)
+            start = self._tails.get(name) or Tail(0, row[3], Fraction(0))
+            newer = self._db.rows(f"{_CHARGES} AND seq >= ? ORDER BY seq", (name, start.seq))
+            try:
+                tail = verify_charges(name, row[0], stored.cap, newer, start)
+                _check_head(name, tail, row[4], row[5])
+            except Broken as problem:
+                raise failed(self.location, problem) from None
+            self._tails[name] = tail
+            if tail.spent + due > stored.cap:
+                left = stored.cap - tail.spent
+                raise BudgetExceededError(
+                    f"budget {name!r} has {stored.unit}={exact_text(left)} left of "
+                    f"{exact_text(stored.cap)}; this release needs {exact_text(due)} (short by "
+                    f"{exact_text(due - left)}); nothing was charged",
+                    block=name,
+                    primitive="budget store",
+                    requested=due,
+                    remaining=left,
+                )
+            spent = tail.spent + due
+            charge = ChargeRow(
+                tail.seq + 1, _now(), method, definition, str(amount), str(due), str(spent), ""
+            )
+            charge_hash = charge.expected(tail.hash, name)
+            self._db.run(
+                "INSERT INTO dphist_charges (budget, seq, at, method, definition, amount, "
+                "charged, spent, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (name, charge.seq, charge.at, method, definition, charge.amount,
+                 charge.charged, charge.spent, charge_hash),
+            )  # fmt: skip
+            self._db.run(
+                "UPDATE dphist_budgets SET charges = ?, head = ? WHERE name = ?",
+                (charge.seq, charge_hash, name),
+            )
+        self._tails[name] = Tail(charge.seq, charge_hash, spent, tail.hash)
+        return Grant(stored, charge.seq, definition, amount, due, spent, charge_hash)
+
+    def _record(self, grant: Grant, release: Any, files: list[str]) -> None:
+        definition = getattr(release, "definition", "pure")
+        spent = sum((c.epsilon for c in release.ledger), Fraction(0))
+        if definition != grant.definition or spent > grant.amount:
+            raise PrivacyError(
+                f"this release spent {exact_text(spent)} under {definition!r}; its charge "
+                f"{grant.seq} of budget {grant.budget.name!r} covers {exact_text(grant.amount)} "
+                f"under {grant.definition!r}"
+            )
+        method = getattr(release, "method", None) or ",".join(getattr(release, "methods", ()))
+        ledger = {
+            "private": bool(release.private),
+            "spent": str(spent),
+            "charges": [c.to_dict() for c in release.ledger],
+        }
+        text = json.dumps(ledger, separators=(",", ":"))
+        fields = (method, json.dumps(files), release_digest(release), text_hash(text))
+        try:
+            with self._db.transaction(write=True):
+                self._db.run(
+                    "INSERT INTO dphist_releases (budget, seq, method, files, digest, "
+                    "ledger_hash, hash, ledger) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (grant.budget.name, grant.seq, *fields, row_hash(grant.hash, *fields), text),
+                )
+        except self._db.duplicate:
+            raise StoreError(
+                f"charge {grant.seq} of budget {grant.budget.name!r} already has its release"
+            ) from None
+
+    def _history(self, stored: StoredBudget) -> tuple[Status, list[Entry]]:
+        with self._db.transaction(write=False):
+            row = self._current(stored)
+            charges, releases = self._chain(stored.name)
+            tail = self._verify(stored, row, charges, releases)
+        # every file list in one JSON document: one parse for them all
+        files = iter(json.loads(f"[{','.join(r[2] for r in releases)}]"))
+        texts = {r[4] for r in charges} | {r[5] for r in charges}
+        number = {text: Fraction(text) for text in texts}  # amounts repeat: read each once
+        make, out, later = Entry._make, [], iter(releases)  # both in charge order
+        r = next(later, None)
+        for seq, at, method, definition, amount, charged, _, _ in charges:
+            a, c = number[amount], number[charged]
+            if r is None or r[0] != seq:
+                out.append(make((seq, at, method, definition, a, c, False, None, (), None)))
+                continue
+            written = tuple(next(files))
+            out.append(make((seq, at, method, definition, a, c, True, r[1], written, r[3])))
+            r = next(later, None)
+        status = Status(stored.name, stored.definition, tail.spent, tail.seq, stored.created)
+        return status, out
+
+    # ------------------------------------------------------------------ lifetime
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __del__(self) -> None:  # a store left open closes with its last reference
+        db = getattr(self, "_db", None)
+        if db is not None:
+            db.close()
+
+    def __enter__(self) -> BudgetStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"BudgetStore({self.location!r})"
+
+    def __reduce__(self):
+        raise TypeError("a budget store holds a connection; open it in each process")
+
+
+def _check_head(name: str, tail: Tail, count: int, head: str) -> None:
+    """The budget's row must name the chain's last charge."""
+    if count > tail.seq:
+        raise Broken(f"charges {tail.seq + 1} to {count} of budget {name!r} are missing")
+    if count != tail.seq or head != tail.hash:
+        raise Broken(f"budget {name!r} does not end where its chain ends (edited)")
