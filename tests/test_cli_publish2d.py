@@ -103,3 +103,62 @@ def test_methods_lists_the_2d_methods(capsys):
     code, out, _ = run(capsys, "methods", "--2d", "--json")
     names = [m["name"] for m in json.loads(out)]
     assert code == 0 and {"HB2D", "PrivTree", "AGrid", "Privelet"} <= set(names)
+
+
+def test_no_output_may_be_an_input(capsys, visits):
+    path, _, _ = visits
+    before = path.read_bytes()
+    code, _out, err = run(
+        capsys, "publish", path, "-c", "age,region", "--domain", "0:90:10;",
+        "--categories", ";north,south", "--epsilon", "1", "--method", "identity", "--out", path,
+    )  # fmt: skip
+    assert code == 2 and "input" in err and "Traceback" not in err, err
+    assert path.read_bytes() == before
+
+
+def test_parquet_column_type_refused_before_the_stored_charge(capsys, tmp_path, monkeypatch):
+    import duckdb
+
+    from dphist.store import BudgetStore
+
+    monkeypatch.setenv("DPHIST_BUDGET_STORE", str(tmp_path / "store.sqlite"))
+    duckdb.sql(
+        "COPY (SELECT i AS age, 'r' || (i % 3) AS region FROM range(100) AS t(i)) "
+        f"TO '{tmp_path / 'v.parquet'}'"
+    )
+    assert run(capsys, "budget", "init", "census", "--epsilon", "1")[0] == 0
+    # numeric bins over a text column: a schema fact, refused before anything is spent
+    code, _out, err = run(
+        capsys, "publish", tmp_path / "v.parquet", "-c", "region,age", "--domain", "0:3:1;0:100:10",
+        "--epsilon", "0.5", "--method", "identity", "--budget", "census",
+    )  # fmt: skip
+    assert code == 2 and "region" in err and "Traceback" not in err, err
+    with BudgetStore(str(tmp_path / "store.sqlite"), create=False) as store:
+        assert store.budget("census").remaining == 1
+    # a good request is charged before the data is read and recorded with its files
+    code, out, err = run(
+        capsys, "publish", tmp_path / "v.parquet", "-c", "age,region", "--domain", "0:100:10;",
+        "--categories", ";r0,r1,r2", "--epsilon", "0.5", "--method", "identity",
+        "--budget", "census", "--out", "cells.csv", "--seed", "1",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "Charged epsilon = 0.5 to budget 'census' before reading the data" in out
+    with BudgetStore(str(tmp_path / "store.sqlite"), create=False) as store:
+        assert store.budget("census").remaining == 0.5
+    code, out, _ = run(capsys, "budget", "show", "census")
+    assert code == 0 and "cells.csv" in out and "cells.csv.ledger.json" in out
+
+
+def test_histogram2d_charges_a_stored_budget_first(tmp_path):
+    import dphist as dh
+
+    store = dh.BudgetStore(str(tmp_path / "s.sqlite"), create=True)
+    store.create("grid", budget=dh.PureDP(1))
+    stored = store.budget("grid")
+    with pytest.raises(dh.DphistError):  # text values for numeric bins: no charge
+        dh.histogram2d(np.array(["a", "b"]), np.array([1.0, 2.0]), domain=("0:2:1", "0:2:1"),
+                       epsilon=0.5, method="identity", budget=stored)  # fmt: skip
+    assert stored.remaining == 1
+    rel = dh.histogram2d(np.array([0.5, 1.5]), np.array([1.0, 0.2]), domain=("0:2:1", "0:2:1"),
+                         epsilon=0.5, method="identity", budget=stored, rng=1)  # fmt: skip
+    assert rel.shape == (2, 2) and stored.remaining == 0.5

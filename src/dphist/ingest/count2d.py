@@ -22,14 +22,15 @@ from ..errors import ValidationError
 from .binning import Binning, outside_policy, refuse_data_derived
 from .count import (
     Progress,
-    _double,
-    _edges_join,
-    _fetch,
-    _labels_table,
-    _number_sql,
     bounded_sql,
     column_type,
+    double_sql,
+    edges_join,
+    fetch_query,
     file_value_type,
+    labels_table,
+    number_sql,
+    numeric_labels,
     salt,
     unit_bound,
 )
@@ -67,16 +68,16 @@ def grid_sql(
         if binning.numeric:
             edges = binning.edges
             assert edges is not None
-            lo, hi = _double(float(edges[0])), _double(float(edges[-1]))
-            x = _number_sql(c, sql_type, label)
+            lo, hi = double_sql(float(edges[0])), double_sql(float(edges[-1]))
+            x = number_sql(c, sql_type, label)
             inside = f"least(greatest({x}, {lo}), {hi})" if policy == "clip" else x
             picks.append(f"{inside} AS x{k}")
             keeps.append(
                 f"{x} IS NOT NULL" + ("" if policy == "clip" else f" AND {x} BETWEEN {lo} AND {hi}")
             )
-            join, expr = _edges_join(con, f"v.x{k}", binning, tag)
+            join, expr = edges_join(con, f"v.x{k}", binning, tag)
         else:
-            key, _ = _labels_table(con, c, sql_type, label, binning, vtypes[k], tag)
+            key, _ = labels_table(con, c, sql_type, label, binning, vtypes[k], tag)
             picks.append(f"{key} AS x{k}")
             keeps.append("true")
             join = f"JOIN dphist_labels{tag} AS l{tag} ON l{tag}.key = v.x{k}"
@@ -119,7 +120,9 @@ def count_grid_table(
         if privacy_unit is not None:
             assert max_records is not None
             counted = bounded_sql(counted, table.columns[privacy_unit], max_records, key)
-        result = _fetch(con, f"SELECT bin, count(*) AS n FROM ({counted}) GROUP BY bin", progress)
+        result = fetch_query(
+            con, f"SELECT bin, count(*) AS n FROM ({counted}) GROUP BY bin", progress
+        )
     except duckdb.Error as exc:
         raise ValidationError(f"cannot count {table.label}: {first_line(exc)}") from None
     out = np.zeros(binnings[0].n * binnings[1].n, dtype=np.int64)
@@ -222,7 +225,12 @@ def count_grid(
             cols: dict[str, object] = {"x": source[0], "y": source[1]}
             if privacy_unit is not None:
                 cols["unit"] = privacy_unit
-            table = open_values(con, cols)
+            numbers = [
+                name
+                for name, b in zip(("x", "y"), pair, strict=True)
+                if b.numeric or numeric_labels(b) is not None
+            ]
+            table = open_values(con, cols, numbers=numbers)
             names, unit = ("x", "y"), None if privacy_unit is None else "unit"
         return count_grid_table(
             con, table, names, pair, outside=policies, privacy_unit=unit, max_records=k,

@@ -77,6 +77,13 @@ method noise-free: a neighbour only reveals a data-dependent decision (a thresho
 a clustering cut, a private choice) when it moves it, so methods whose decisions
 are far from the default pairs need these.
 
+Record pairs. :func:`record_catalogue` gives pairs of record sets one record apart in
+each source (CSV, Parquet, list, numpy, pandas, polars, Arrow, Spark): ``-0.0`` at an
+edge, NaN, NULL and None unit ids, ragged records. :func:`audit_records` counts both
+sides through :func:`dphist.ingest.count` (both must count, or raise the same error,
+and stay one record apart whatever the salt of the per-unit bound) and audits a
+mechanism on the counts.
+
 Example
 -------
 >>> from dphist import audit
@@ -117,6 +124,14 @@ from .neighbours import (
     probe_boundaries,
     standard_histogram,
 )
+from .records import (
+    RecordOutcome,
+    RecordPair,
+    RecordResult,
+    audit_records,
+    ingest_pair,
+    record_catalogue,
+)
 
 __all__ = [
     "ALPHA",
@@ -129,9 +144,13 @@ __all__ = [
     "Neighbour",
     "Outputs",
     "PairResult",
+    "RecordOutcome",
+    "RecordPair",
+    "RecordResult",
     "audit",
     "audit_method",
     "audit_pair",
+    "audit_records",
     "catalogue",
     "clopper_pearson",
     "decision_pairs",
@@ -140,6 +159,7 @@ __all__ = [
     "function_mechanism",
     "grid_catalogue",
     "grid_mechanism",
+    "ingest_pair",
     "ledger_check",
     "method_catalogue",
     "method_mechanism",
@@ -147,6 +167,7 @@ __all__ = [
     "pair",
     "pipeline_mechanism",
     "probe_boundaries",
+    "record_catalogue",
     "seeded_laplace",
     "standard_grid",
     "standard_histogram",
