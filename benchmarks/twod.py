@@ -2,6 +2,7 @@
 
 Run: python benchmarks/twod.py [--dpbench DIR] [--trials 5] [--datasets a,b]
          [--epsilons 0.01,0.1,1] [--methods identity,HB2D,...] [--large] [--no-accuracy]
+         [--dpbench-cache FILE] [--reference]
 
 * **Accuracy.** On each dataset of ``../shared/datasets/2d/`` (256 x 256) and each
   epsilon, the mean squared error over the 2,000 rectangles of
@@ -17,7 +18,9 @@ Run: python benchmarks/twod.py [--dpbench DIR] [--trials 5] [--datasets a,b]
   (``N epsilon / 10 >=`` the number of cells) UG is Identity (one Laplace count per
   cell) and Identity's run stands for it (DPBench's UG takes minutes there: it builds
   its list of cells by repeated concatenation). The best dphist method is compared with
-  the best DPBench algorithm per dataset and epsilon.
+  the best DPBench algorithm per dataset and epsilon. Without ``--dpbench``,
+  ``--reference`` compares with DPBench's medians in ``../shared/specs/reference-figures.md``
+  instead (another draw of 2,000 rectangles: a rough yardstick, not a side-by-side run).
 * **Coverage.** For the methods with error bars: the share of the 95% intervals holding
   the true total, over the trials x 2,000 rectangles.
 * **Speed.** CPU time (``time.process_time``) per publication on 256 x 256, median over
@@ -200,9 +203,36 @@ def accuracy(args: argparse.Namespace, bench: DPBench | None) -> dict:
                 if bench is not None:
                     for algo, row in bench.run(path, WORKLOAD, eps, seed, DPBENCH).items():
                         theirs[algo].append(row)
+            if bench is None and args.reference:
+                theirs = {**theirs, **reference(name, eps)}
             results[(name, eps)] = (ours, theirs)
             report_cell(name, eps, ours, theirs)
     return results
+
+
+REFERENCE = HERE.parents[1] / "shared" / "specs" / "reference-figures.md"
+REFERENCE_COLUMNS = {"identity": "Identity", "HB2D": "HB2D", "privelet2D": "privelet2D",
+                     "QuadTree": "QuadTree", "UG": "UG", "AG": "AG", "DPcube": "DPcube",
+                     "MWEM": "mwemND"}  # fmt: skip
+
+
+def reference(name: str, eps: float) -> dict:
+    """DPBench's published medians for ``name`` at ``eps`` (its DP-correct 2-D methods)
+    from the shared reference figures: measured on another draw of 2,000 rectangles
+    (``../shared/datasets/2d/rectangles_2000.txt``), so a rough yardstick only."""
+    if not REFERENCE.is_file():
+        return {}
+    lines = REFERENCE.read_text(encoding="utf-8").split("## Two-dimensional", 1)[-1]
+    head: list[str] = []
+    for line in lines.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[:2] == ["dataset", "ε"]:
+            head = cells
+        elif head and len(cells) == len(head) and cells[0] == name and cells[1] == f"{eps:g}":
+            pairs = zip(head, cells, strict=True)
+            return {REFERENCE_COLUMNS[h]: [{"mse": float(v)}] for h, v in pairs
+                    if h in REFERENCE_COLUMNS and v}  # fmt: skip
+    return {}
 
 
 def report_cell(name: str, eps: float, ours: dict, theirs: dict) -> None:
@@ -334,6 +364,7 @@ def main() -> None:
     parser.add_argument("--large", action="store_true")
     parser.add_argument("--no-accuracy", action="store_true")
     parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--reference", action="store_true")
     args = parser.parse_args()
     args.datasets = [d for d in args.datasets.split(",") if d]
     args.epsilons = [float(e) for e in args.epsilons.split(",")]
