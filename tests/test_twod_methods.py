@@ -126,6 +126,16 @@ def test_error_bars_along_the_curve_are_those_of_the_cells():
     np.testing.assert_allclose(a.stderr, b.stderr)
 
 
+@pytest.mark.parametrize("method", ["DAWA", "hilbert:AHP"])
+def test_grouped_estimates_along_the_curve_state_no_error_bars(method):
+    """The bracket of groups along the curve held about half of the benchmark's
+    rectangles for DAWA: such estimates state no error bar rather than a wrong one."""
+    rel = dh.publish(grid((8, 8), 5), epsilon=1, method=method, rng=0)
+    assert rel.stderr is None and "Hilbert curve" in rel.error_bars
+    with pytest.raises(dh.NoErrorBarError):
+        rel.interval(0, 2, 0, 2)
+
+
 def test_hilbert_option_runs_any_1d_method():
     x = grid((8, 8), 5)
     rel = dh.publish(x, epsilon=1, method="hilbert:AHP", rng=0)
