@@ -54,20 +54,24 @@ ALLOWED: dict[str, set[str]] = {
     "datasets": {"errors"},
     "synthetic": {"errors"},
     "resources": {"errors"},
+    "streams": {
+        "errors", "_io", "_kernel", "guarantee", "ingest", "methods", "release", "store",
+        "uncertainty",
+    },
     "cli": {
         "errors", "_kernel", "accuracy", "export", "groupsize", "ingest", "methods", "plot",
         "release", "resources", "session", "synthetic", "table", "uncertainty", "__init__",
-        "lab", "store", "twod",
+        "lab", "store", "streams", "twod",
     },
     "lab": {
         "errors", "_io", "_kernel", "_numeric", "blocks", "methods", "session", "release",
         "datasets", "synthetic", "metrics", "workloads", "groupsize", "plot", "uncertainty",
-        "ingest", "__init__", "twod",
+        "ingest", "__init__", "streams", "twod",
     },
     "__init__": {
         "errors", "_kernel", "accuracy", "datasets", "definitions", "export", "groupsize",
-        "ingest", "methods", "metrics", "records", "release", "session", "store", "synthetic",
-        "uncertainty", "workloads", "twod", "records2d",
+        "ingest", "methods", "metrics", "records", "release", "session", "store", "streams",
+        "synthetic", "uncertainty", "workloads", "twod", "records2d",
     },
     "__main__": {"cli"},
 }

@@ -15,6 +15,7 @@ from . import (
     methods,
     metrics,
     store,
+    streams,
     synthetic,
     twod,
     uncertainty,
@@ -30,6 +31,7 @@ from .records2d import histogram2d
 from .release import Release
 from .session import Session, publish, zcdp_methods
 from .store import BudgetStore
+from .streams import stream
 from .twod import Release2D, list_grid_methods
 from .uncertainty import NoErrorBarError
 
@@ -65,6 +67,8 @@ __all__ = [
     "metrics",
     "publish",
     "store",
+    "stream",
+    "streams",
     "synthetic",
     "twod",
     "uncertainty",
