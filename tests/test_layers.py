@@ -36,7 +36,11 @@ ALLOWED: dict[str, set[str]] = {
     "store": {"errors", "_kernel", "definitions"},
     "session": {
         "errors", "_kernel", "methods", "guarantee", "release", "definitions", "resources",
-        "store",
+        "store", "twod",
+    },
+    "twod": {
+        "errors", "_io", "_kernel", "_numeric", "blocks", "methods", "uncertainty", "workloads",
+        "release", "plot", "ingest",
     },
     "accuracy": {"errors", "methods", "session", "uncertainty", "workloads"},
     "groupsize": {"errors", "_kernel", "_numeric", "guarantee"},
@@ -44,6 +48,7 @@ ALLOWED: dict[str, set[str]] = {
     "records": {
         "errors", "_kernel", "ingest", "methods", "release", "resources", "session", "store",
     },
+    "records2d": {"errors", "_kernel", "ingest", "session", "store", "twod"},
     "export": {"errors", "_io", "ingest", "release", "table"},
     "plot": {"errors", "_io", "release"},
     "metrics": {"errors", "workloads"},
@@ -57,17 +62,17 @@ ALLOWED: dict[str, set[str]] = {
     "cli": {
         "errors", "_kernel", "accuracy", "export", "groupsize", "ingest", "methods", "plot",
         "release", "resources", "session", "synthetic", "table", "uncertainty", "__init__",
-        "lab", "store", "streams",
+        "lab", "store", "streams", "twod",
     },
     "lab": {
         "errors", "_io", "_kernel", "_numeric", "blocks", "methods", "session", "release",
         "datasets", "synthetic", "metrics", "workloads", "groupsize", "plot", "uncertainty",
-        "ingest", "__init__", "streams",
+        "ingest", "__init__", "streams", "twod",
     },
     "__init__": {
         "errors", "_kernel", "accuracy", "datasets", "definitions", "export", "groupsize",
         "ingest", "methods", "metrics", "records", "release", "session", "store", "streams",
-        "synthetic", "uncertainty", "workloads",
+        "synthetic", "uncertainty", "workloads", "twod", "records2d",
     },
     "__main__": {"cli"},
     "_precompile": {"__init__", "methods", "uncertainty"},  # a tool run at install

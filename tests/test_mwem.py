@@ -11,7 +11,8 @@ import pytest
 import dphist as dh
 from dphist._kernel import WorstQuery, noise_source
 from dphist._kernel.selection import report_noisy_min
-from dphist.blocks.mwem import _answers, _inside, _refine, _replay
+from dphist.blocks.mwem import _answers, _inside, _refine
+from dphist.blocks.mwem import replay_updates as _replay
 from dphist.errors import ValidationError
 
 

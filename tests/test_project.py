@@ -1,6 +1,7 @@
 """The project's promises to a newcomer: two commands, and CI runs the README's."""
 
 import re
+import shlex
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,11 +58,11 @@ def test_readme_publish_commands_run(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("DPHIST_BUDGET_STORE", str(tmp_path / "budgets.sqlite"))
     rng = np.random.default_rng(0)
     ages, ids = rng.integers(0, 100, 300), rng.integers(0, 50, 300)
-    rows = [f"{a},p{p}" for a, p in zip(ages, ids, strict=True)]
-    (tmp_path / "visits.csv").write_text("age,patient\n" + "\n".join(rows) + "\n")
+    places = rng.choice(["north", "south", "east", "west"], 300)
+    rows = [f"{a},p{p},{r}" for a, p, r in zip(ages, ids, places, strict=True)]
+    (tmp_path / "visits.csv").write_text("age,patient,region\n" + "\n".join(rows) + "\n")
     regions = ", ".join(f"('{r}')" for r in rng.choice(["north", "south", "east"], 50))
     duckdb.sql(f"COPY (SELECT * FROM (VALUES {regions}) AS t(region)) TO 'sales.parquet'")
-    import shlex
 
     (tmp_path / "survey.csv").write_bytes("age;région\n34;Île\n51;Zoë\n".encode("latin-1"))
     lines = [

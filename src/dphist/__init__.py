@@ -17,6 +17,7 @@ from . import (
     store,
     streams,
     synthetic,
+    twod,
     uncertainty,
     workloads,
 )
@@ -26,10 +27,12 @@ from .definitions import PureDP, zCDP
 from .errors import BudgetExceededError, DphistError, UnknownMethodError
 from .methods import MethodInfo, get_method, list_methods
 from .records import histogram
+from .records2d import histogram2d
 from .release import Release
 from .session import Session, publish, zcdp_methods
 from .store import BudgetStore
 from .streams import stream
+from .twod import Release2D, list_grid_methods
 from .uncertainty import NoErrorBarError
 
 __version__ = "0.1.0"
@@ -44,6 +47,7 @@ __all__ = [
     "NoErrorBarError",
     "PureDP",
     "Release",
+    "Release2D",
     "Session",
     "UnknownMethodError",
     "accuracy",
@@ -54,8 +58,10 @@ __all__ = [
     "get_method",
     "groupsize",
     "histogram",
+    "histogram2d",
     "ingest",
     "linear_methods",
+    "list_grid_methods",
     "list_methods",
     "methods",
     "metrics",
@@ -64,6 +70,7 @@ __all__ = [
     "stream",
     "streams",
     "synthetic",
+    "twod",
     "uncertainty",
     "workloads",
     "zCDP",

@@ -29,7 +29,7 @@ from .errors import InputTypeError, WorkloadError
 from .table import Table, published_table
 from .uncertainty import ErrorModel, NoErrorBarError, PerGroup
 
-__all__ = ["Release", "json_default", "json_value"]
+__all__ = ["Release", "json_default", "json_value", "provenance"]
 
 _CHUNK = 1 << 20  # bins per chunk of the per-bin error bars
 _PER_BIN = ("estimate", "noise_variance", "stderr", "groups")
@@ -308,17 +308,7 @@ class Release:
         no run times); ``per_bin=False`` leaves out the per-bin lists (files write them
         as columns)."""
         record = {
-            "method": self.method,
-            "params": {k: json_value(v) for k, v in self.params.items()},
-            "epsilon": float(self.epsilon),
-            "epsilon_exact": str(self.epsilon),
-            "spent_exact": str(self.spent),
-            "definition": self.definition,
-            **({"rho": float(self.epsilon)} if self.definition == "zcdp" else {}),
-            "private": self.private,
-            "guarantee": self.guarantee,
-            "privacy_unit": self.privacy_unit,
-            "max_records": self.max_records,
+            **provenance(self),
             "n": self.n,
             "estimate": None,
             "noise_variance": None,
@@ -344,6 +334,25 @@ class Release:
             f"{'rho' if self.definition == 'zcdp' else 'epsilon'}={float(self.epsilon):g}, "
             f"charges={len(self.ledger)}, {mode})"
         )
+
+
+def provenance(release: Any) -> dict[str, Any]:
+    """What a release says about how it was made (JSON-safe): method and settings, the
+    budget (exact and spent), the definition, whether it is private, its guarantee and
+    privacy unit. Shared by 1-D and 2-D releases."""
+    return {
+        "method": release.method,
+        "params": {k: json_value(v) for k, v in release.params.items()},
+        "epsilon": float(release.epsilon),
+        "epsilon_exact": str(release.epsilon),
+        "spent_exact": str(release.spent),
+        "definition": release.definition,
+        **({"rho": float(release.epsilon)} if release.definition == "zcdp" else {}),
+        "private": release.private,
+        "guarantee": release.guarantee,
+        "privacy_unit": release.privacy_unit,
+        "max_records": release.max_records,
+    }
 
 
 def json_default(value: Any) -> Any:

@@ -28,6 +28,7 @@ from ._kernel import (
     Charge,
     noise_source,
     protect,
+    protect_grid,
     validate_epsilon,
 )
 from .definitions import PureDP, zCDP
@@ -46,6 +47,7 @@ from .methods.selector import CANDIDATES, SMALL_DOMAIN, Model
 from .release import Release
 from .resources import check_bins
 from .store import session_budget, stored_cost
+from .twod import Release2D, checked_grid, is_grid, release_grid
 
 __all__ = ["Session", "publish", "zcdp_methods"]
 
@@ -101,7 +103,8 @@ class Session:
         self._budget, self._stored = session_budget(epsilon, budget)
         noise = noise_source(rng)
         self._unit, k = unit_terms(privacy_unit, max_records)
-        self._data = protect(counts, max_records=k)
+        seal = protect_grid if is_grid(counts) else protect
+        self._data = seal(counts, max_records=k)
         self._accountant = Accountant(self._budget.amount, label="session")
         self._noise = noise
         self._closed = False
@@ -138,7 +141,7 @@ class Session:
 
     def publish(
         self, method: str, *, epsilon: object = None, rho: object = None, **params: Any
-    ) -> Release:
+    ) -> Release | Release2D:
         """Release the histogram with ``method`` spending at most ``epsilon`` of the session
         (``rho`` in a zCDP session).
 
@@ -149,6 +152,8 @@ class Session:
         if self._closed:
             raise PrivacyError("this session is closed; open a new one to publish again")
         amount = self._amount(epsilon, rho)
+        if self.shape is not None:  # a 2-D histogram: dphist.twod
+            return self._publish_grid(method, amount, params)
         if isinstance(method, str) and method.strip().lower() == "auto":
             if self._budget.definition != "pure":
                 raise ValidationError("method 'auto' chooses among pure epsilon-DP methods only")
@@ -204,6 +209,36 @@ class Session:
             definition=self._budget.definition,
         )
 
+    @property
+    def shape(self) -> tuple[int, int] | None:
+        """``(rows, cols)`` of a 2-D histogram (public), None for a 1-D one."""
+        shape = self._data.shape
+        return shape if len(shape) == 2 else None
+
+    def _publish_grid(self, method: str, amount: Fraction, params: dict) -> Release2D:
+        """A 2-D release (:func:`dphist.twod.release_grid`): checked, reserved and charged
+        to a stored budget as a 1-D one, before the data is read."""
+        definition = self._budget.definition
+        resolved, pipeline = checked_grid(method, params, definition)
+        budget = self._accountant.child(amount, label=resolved.name)
+        grant = self._charge(amount, resolved.name)
+        release = release_grid(
+            self._data,
+            resolved,
+            pipeline,
+            params,
+            epsilon=amount,
+            budget=budget,
+            noise=self._noise.spawn(),
+            definition=definition,
+            guarantee=lambda certified: histogram_guarantee(
+                self._noise.private, certified, self._unit, self._data.max_records, definition
+            ),
+            private_noise=self._noise.private,
+            unit=self._unit,
+        )
+        return self._settle(grant, release)
+
     def _charge(self, amount: Fraction, label: str) -> Any:
         """Commit a release's whole charge to the stored budget (None without one)."""
         if self._stored is None:
@@ -211,7 +246,7 @@ class Session:
         return self._stored.charge(**{self._budget.name: amount}, method=label)
 
     @staticmethod
-    def _settle(grant: Any, release: Release) -> Release:
+    def _settle(grant: Any, release: Any) -> Any:
         """Record the release with its stored charge, if it has one."""
         if grant is not None:
             grant.record(release)

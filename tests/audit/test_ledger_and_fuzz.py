@@ -38,7 +38,7 @@ BAD_COUNTS = [
     [3, -SENTINEL],
     [0.5, SENTINEL],
     [],
-    [[1, 2], [3, 4]],
+    [[[1, 2]], [[3, 4]]],  # 3-D (a 2-D array is a 2-D histogram)
     ["x", "y"],
     [True, False],
 ]

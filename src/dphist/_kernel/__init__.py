@@ -16,8 +16,10 @@ from .budget import (
     resolve_shares,
     validate_epsilon,
 )
-from .data import MAX_TOTAL, ProtectedCounts, count_cap, protect, records_per_unit
+from .data import MAX_TOTAL, ProtectedCounts, count_cap, protect, protect_grid, records_per_unit
 from .gaussian import gaussian_noise_variance
+from .grid import GridHaar, GridSums, RectangleSums, WorstRectangle
+from .grid_split import QuadSplit
 from .group_counts import PrivateGroupsMeasurer
 from .groups import GroupMeasurer, ProtectedGroups, int_vector, protect_groups
 from .l1_partition import NoisyPartition
@@ -34,6 +36,8 @@ __all__ = [
     "BlockSums",
     "Charge",
     "EFPASize",
+    "GridHaar",
+    "GridSums",
     "GroupMeasurer",
     "GroupSums",
     "Identity",
@@ -47,11 +51,14 @@ __all__ = [
     "PrivateView",
     "ProtectedCounts",
     "ProtectedGroups",
+    "QuadSplit",
     "Query",
+    "RectangleSums",
     "SFBoundaries",
     "Selection",
     "TotalAndTop",
     "WorstQuery",
+    "WorstRectangle",
     "as_fraction",
     "as_share",
     "count_cap",
@@ -60,6 +67,7 @@ __all__ = [
     "noise_source",
     "noise_variance",
     "protect",
+    "protect_grid",
     "protect_groups",
     "records_per_unit",
     "resolve_shares",

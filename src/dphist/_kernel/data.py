@@ -20,9 +20,16 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..errors import DomainError, InputTypeError, ValidationError
+from ..errors import DomainError, InputTypeError, InternalError, ValidationError
 
-__all__ = ["MAX_TOTAL", "ProtectedCounts", "count_cap", "protect", "records_per_unit"]
+__all__ = [
+    "MAX_TOTAL",
+    "ProtectedCounts",
+    "count_cap",
+    "protect",
+    "protect_grid",
+    "records_per_unit",
+]
 
 MAX_TOTAL = 1 << 53
 """Largest total the sealed counts can reach: integers up to it are exact in float64."""
@@ -112,6 +119,14 @@ def protect(counts: object, *, max_records: int = 1) -> ProtectedCounts:
         raise DomainError(f"counts must be 1-D; got an array of shape {arr.shape}")
     if arr.size == 0:
         raise DomainError("counts is empty: a histogram needs at least one bin")
+    _check_values(arr)
+    k = records_per_unit(max_records)
+    return ProtectedCounts.seal(_clamped(arr, count_cap(arr.size)), k)
+
+
+def _check_values(arr: np.ndarray) -> None:
+    """Refuse counts that are not finite, non-negative whole numbers (naming what is
+    wrong and where, never a value)."""
     if arr.dtype.kind == "f":
         bad = ~np.isfinite(arr)
         if bad.any():
@@ -131,8 +146,31 @@ def protect(counts: object, *, max_records: int = 1) -> ProtectedCounts:
             f"counts must be non-negative; {int(neg.sum())} entries are negative "
             f"(first at index {int(np.argmax(neg))})"
         )
+
+
+def protect_grid(counts: object, *, max_records: int = 1) -> ProtectedCounts:
+    """:func:`protect` for a two-dimensional histogram: a ``rows x cols`` array of counts
+    (row ``i``, column ``j`` is the cell of the ``i``-th bin of the first attribute and
+    the ``j``-th of the second). The cells are sealed in row-major order with the public
+    ``shape``; the cap is that of ``rows * cols`` bins. Sensitivities are those of the
+    flattened vector: one record changes one cell by one.
+    """
+    if type(counts).__name__ == "DataFrame":
+        raise InputTypeError(
+            "counts is a DataFrame: its rows and columns are in the table's order, not known "
+            "to be the public bin order; pass .to_numpy() when they are, or count raw records "
+            "with dh.histogram2d(x, y, ...)"
+        )
+    arr = _as_count_array(counts)
+    if arr.ndim != 2:
+        raise DomainError(f"a 2-D histogram is a rows x cols array; got shape {arr.shape}")
+    if arr.size == 0:
+        raise DomainError(f"counts of shape {arr.shape} is empty: each axis needs a bin")
+    flat = np.ascontiguousarray(arr).reshape(-1)
+    _check_values(flat)
     k = records_per_unit(max_records)
-    return ProtectedCounts.seal(_clamped(arr, count_cap(arr.size)), k)
+    shape = (int(arr.shape[0]), int(arr.shape[1]))
+    return ProtectedCounts.seal(_clamped(flat, count_cap(flat.size)), k, shape)
 
 
 def _clamped(arr: np.ndarray, cap: int) -> np.ndarray:
@@ -155,36 +193,54 @@ def _int_max(dtype: np.dtype) -> int:
 
 
 class ProtectedCounts:
-    """Sealed true counts; public: the number of bins ``n`` and ``max_records``, the most
-    records one privacy unit contributes (1 when the unit is a record)."""
+    """Sealed true counts; public: the number of bins ``n``, the ``shape`` of the domain
+    (``(n,)``, or ``(rows, cols)`` for a 2-D histogram sealed in row-major order) and
+    ``max_records``, the most records one privacy unit contributes (1 when the unit is
+    a record)."""
 
-    __slots__ = ("_true_counts", "max_records")
+    __slots__ = ("_true_counts", "max_records", "shape")
 
     def __init__(self, values: np.ndarray, max_records: int = 1):
         sealed = np.array(values, dtype=np.int64, copy=True)
         sealed.flags.writeable = False
         self._true_counts = sealed
         self.max_records = int(max_records)
+        self.shape = (int(sealed.size),)
 
     @classmethod
-    def seal(cls, fresh: np.ndarray, max_records: int = 1) -> ProtectedCounts:
+    def seal(
+        cls, fresh: np.ndarray, max_records: int = 1, shape: tuple[int, ...] | None = None
+    ) -> ProtectedCounts:
         """Seal an int64 array nobody else holds, without copying it (``protect``'s
         clamped array: at 10**8 bins a copy is 800 MB)."""
         obj = cls.__new__(cls)
         fresh.flags.writeable = False
         obj._true_counts = fresh
         obj.max_records = int(max_records)
+        obj.shape = (int(fresh.size),) if shape is None else tuple(int(s) for s in shape)
+        if int(np.prod(obj.shape)) != fresh.size:
+            raise InternalError("the shape does not hold the sealed cells")
         return obj
 
     @property
     def n(self) -> int:
         return int(self._true_counts.size)
 
+    def reordered(self, order: np.ndarray) -> ProtectedCounts:
+        """The same counts as a 1-D histogram whose bin ``k`` is cell ``order[k]`` (a public
+        permutation, e.g. the Hilbert order of a 2-D grid), sealed. A permutation maps
+        neighbours to neighbours, so every guarantee carries over."""
+        perm = np.asarray(order)
+        if perm.shape != (self.n,) or not np.array_equal(np.sort(perm), np.arange(self.n)):
+            raise InternalError("a reordering must be a permutation of the bins")
+        return ProtectedCounts.seal(self._true_counts[perm], self.max_records)
+
     def _read(self) -> np.ndarray:
         return self._true_counts
 
     def __repr__(self) -> str:
-        return f"ProtectedCounts(n={self.n}, max_records={self.max_records})"
+        dims = "" if len(self.shape) == 1 else f", shape={self.shape}"
+        return f"ProtectedCounts(n={self.n}{dims}, max_records={self.max_records})"
 
     def __reduce__(self):
         raise TypeError("protected counts cannot be pickled or copied")

@@ -100,6 +100,12 @@ class PrivateView:
         return self._data.n
 
     @property
+    def shape(self) -> tuple[int, ...]:
+        """Shape of the domain (public): ``(n,)``, or ``(rows, cols)`` for a 2-D histogram
+        whose cells are sealed in row-major order."""
+        return self._data.shape
+
+    @property
     def remaining(self) -> Fraction:
         """Budget this block has left."""
         return self._budget.remaining
@@ -121,6 +127,9 @@ class PrivateView:
             raise InternalError(f"block {self.block!r} passed a non-query {type(query).__name__}")
         if query.n != self.n:
             raise InternalError(f"query over {query.n} bins on a view of {self.n} bins")
+        shape = getattr(query, "shape", None)
+        if shape is not None and tuple(shape) != self.shape:
+            raise InternalError(f"query over a {shape} domain on a view of {self.shape}")
 
     def measure(self, query: Query, *, epsilon: object = None) -> Measurement:
         """Answer ``query`` with exact discrete Laplace noise of scale >= sensitivity/epsilon.

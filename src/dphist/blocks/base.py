@@ -59,7 +59,8 @@ class State:
     when ``definition`` is ``"zcdp"``. ``uncertainty`` is the
     :class:`~dphist.uncertainty.ErrorModel` of ``estimate`` in the *original* bin order;
     a block that changes ``estimate`` without stating a new one leaves None (no error
-    bar rather than a stale one).
+    bar rather than a stale one). ``shape`` is the public shape of a 2-D domain
+    (``(rows, cols)``, cells in row-major order), None for a 1-D histogram.
     """
 
     n: int
@@ -72,6 +73,7 @@ class State:
     notes: Mapping[str, Any] = field(default_factory=dict)
     definition: str = "pure"
     uncertainty: Any = None
+    shape: tuple[int, int] | None = None
 
     def with_(self, **changes: Any) -> State:
         """A copy with ``changes`` applied (states are immutable); a new ``estimate``

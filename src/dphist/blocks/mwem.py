@@ -13,7 +13,7 @@ from ..uncertainty import ErrorModel
 from .base import Block, State
 from .constraints import Interval, Options, Share, rules
 
-__all__ = ["MultiplicativeWeights"]
+__all__ = ["MultiplicativeWeights", "replay_updates"]
 
 QUERIES = ("prefix", "dyadic")
 
@@ -79,7 +79,7 @@ class MultiplicativeWeights(Block):
             values.append(float(m.values[0]))
             cuts, mass = _refine(cuts, mass, measured_lo[-1], measured_hi[-1])
             inside = _inside(cuts, np.array(measured_lo), np.array(measured_hi))
-            mass = _replay(mass, inside, np.array(values), total, self.replays)
+            mass = replay_updates(mass, inside, np.array(values), total, self.replays)
         lengths = np.diff(cuts)
         return state.with_(
             estimate=np.repeat(mass / lengths, lengths),
@@ -123,7 +123,7 @@ def _inside(cuts: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def _replay(mass, inside, values, total, passes):  # pragma: no cover - compiled
+def replay_updates(mass, inside, values, total, passes):  # pragma: no cover - compiled
     """Multiplicative-weights updates over all measurements, ``passes`` times."""
     mass = mass.copy()
     for _ in range(passes):

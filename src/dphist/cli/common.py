@@ -21,6 +21,7 @@ from ..export import noise_decimals
 from ..methods import get_method
 from ..release import Release
 from ..table import Table, total_interval, typical_half_width
+from ..twod import grid_method
 
 app = typer.Typer(
     name="dphist",
@@ -128,7 +129,10 @@ def parse_method(value: str) -> str:
     try:
         return get_method(value).name
     except UnknownMethodError as exc:
-        raise typer.BadParameter(str(exc)) from None
+        try:  # a 2-D method (publish --column A,B)
+            return grid_method(value).name
+        except DphistError:
+            raise typer.BadParameter(str(exc)) from None
 
 
 def parse_params(items: Sequence[str] | None) -> dict[str, int | float | str]:

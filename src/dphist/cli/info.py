@@ -18,6 +18,7 @@ from ..methods import list_methods
 from ..methods.guide import when_to_use
 from ..release import Release
 from ..session import publish
+from ..twod import list_grid_methods
 from .common import (
     Epsilon,
     Seed,
@@ -121,13 +122,14 @@ def demo(
 @app.command("methods")
 def methods_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    grid: Annotated[bool, typer.Option("--2d", help="List the 2-D methods.")] = False,
     long: Annotated[
         bool, typer.Option("--long", help="Paper, blocks, budget split and complexity.")
     ] = False,
 ) -> None:
     """List the registered methods: one line each, what it does and when to use it."""
     rows = []
-    for m in list_methods():
+    for m in list_grid_methods() if grid else list_methods():
         split = m.budget_split()
         rows.append((m, split))
     if as_json:
@@ -136,7 +138,7 @@ def methods_command(
                 "name": m.name,
                 "aliases": list(m.aliases),
                 "summary": m.summary,
-                "use": when_to_use(m.name)[1],
+                "use": None if grid else when_to_use(m.name)[1],
                 "cite": m.cite,
                 "parameters": dict(m.defaults),
                 "blocks": [block for block, _ in split],
@@ -148,6 +150,15 @@ def methods_command(
         sys.stdout.write(json.dumps(payload, indent=2, default=export.json_default) + "\n")
         return
     console = new_console()
+    if grid and not long:
+        width = max(len(m.name) for m, _ in rows)
+        for m, _ in rows:
+            say(console, f"{m.name:<{width}} {m.summary}")
+        say(
+            console,
+            "Any 1-D method runs along the Hilbert curve as 'hilbert:NAME'; --long: papers.",
+        )
+        return
     if not long:
         width = max(len(m.name) for m, _ in rows)
         say(console, f"{'method':<{width}} {'what it does':<28} use it for")

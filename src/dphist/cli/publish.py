@@ -59,6 +59,7 @@ from .inputs import (
     opt,
     refuse_data_bins,
 )
+from .publish2d import grid_columns, publish_grid_file
 
 PREVIEW_ROWS = 10
 PROGRESS_BYTES = 100 * 2**20  # show counting progress for input files above this size
@@ -328,12 +329,26 @@ def publish_file(
     counts: Counts = "integer", decimals: Decimals = None, out: Out = None, plot: Plot = None,
     seed: Seed = None, budget_name: BudgetName = None, budget_store: BudgetStoreOption = None,
 ) -> None:  # fmt: skip
-    """Count one column of a file over public bins and publish it privately.
+    """Count one column (or two: --column A,B, a 2-D histogram) of a file over public bins
+    and publish it privately.
 
     Records are dropped, never reported, when malformed or without a valid value; see
     'Record domain' in docs/privacy.md. A column whose type cannot serve the bins
     (Parquet's schema) is refused before any value is read or any budget spent.
     """
+    pair = grid_columns(column)
+    if pair is not None:  # two columns: dphist.cli.publish2d
+        return publish_grid_file(
+            source, pair, method=method, epsilon=epsilon, rho=rho, delta=delta, bins=bins,
+            binning_options={
+                "edges": edges, "domain": domain, "categories": categories, "outside": outside,
+                "value_type": value_type, "delimiter": delimiter, "encoding": encoding,
+            },
+            params=param, privacy_unit=privacy_unit, max_records=max_records, out=out,
+            plot=plot, seed=seed, budget_name=budget_name, budget_store=budget_store,
+            extra=(workload, time_budget, auto_share, True if strict else None,
+                   None if counts == "integer" else counts, decimals),
+        )  # fmt: skip
     binning_options = {
         "edges": edges, "domain": domain, "categories": categories, "outside": outside,
         "value_type": value_type, "delimiter": delimiter, "encoding": encoding,

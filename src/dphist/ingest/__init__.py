@@ -8,6 +8,7 @@
 * :mod:`~dphist.ingest.count`: the record domain (which values count, where, and how
   many per privacy unit) and the counting query; :func:`check_file`, what the record
   domain does to a file, counted for its owner (not private; ``dphist check``);
+* :mod:`~dphist.ingest.count2d`: the same for two columns, into a 2-D histogram;
 * :mod:`~dphist.ingest.groups`: group sizes over a region hierarchy;
 * :mod:`~dphist.ingest.stream`: streamed counting of large files;
 * :mod:`~dphist.ingest.spark`: the same counts and group sizes computed in Spark,
@@ -38,6 +39,7 @@ from .count import (
     unit_bound,
     values_value_type,
 )
+from .count2d import count_grid, file_value_types, grid_binnings, grid_outside, grid_value_types
 from .groups import read_group_tables
 from .sources import MAX_LINE_BYTES, file_format, split_line
 from .spark import check_frame, is_spark_frame
@@ -55,9 +57,14 @@ __all__ = [
     "check_frame",
     "count",
     "count_file",
+    "count_grid",
     "count_values",
     "file_format",
     "file_value_type",
+    "file_value_types",
+    "grid_binnings",
+    "grid_outside",
+    "grid_value_types",
     "is_spark_frame",
     "outside_policy",
     "parse_domain",

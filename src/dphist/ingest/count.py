@@ -126,8 +126,9 @@ def register_arrays(con: Any, name: str, arrays: dict[str, np.ndarray]) -> None:
     con.register(name, {k: np.ascontiguousarray(v) for k, v in arrays.items()})
 
 
-def _edges_join(con: Any, x: str, binning: Binning) -> tuple[str, str]:
-    """(JOIN clause, bin expression) mapping ``x`` to its bin, exactly and streaming.
+def edges_join(con: Any, x: str, binning: Binning, tag: str = "") -> tuple[str, str]:
+    """(JOIN clause, bin expression) mapping ``x`` to its bin, exactly and streaming
+    (``tag`` keeps the tables and aliases of several columns apart).
 
     ``cell(v) = floor((v - e_0) / h)`` over a uniform grid of [e_0, e_n] is monotone
     in ``v`` in floating point, so ``bin(x) = #{interior e_i <= x}`` is the number of
@@ -156,22 +157,24 @@ def _edges_join(con: Any, x: str, binning: Binning) -> tuple[str, str]:
         first[cell_of[starts]] = inner[starts]
     register_arrays(
         con,
-        "dphist_cells",
+        f"dphist_cells{tag}",
         {"cell": np.arange(n_cells, dtype=np.int64), "base": base, "k": per_cell, "e": first},
     )
     crowded = np.flatnonzero(per_cell > 1)
     many = np.isin(cell_of, crowded)
-    register_arrays(con, "dphist_crowded", {"cell": cell_of[many], "edge": inner[many]})
+    register_arrays(con, f"dphist_crowded{tag}", {"cell": cell_of[many], "edge": inner[many]})
     cell = f"CAST(floor(({x} - {double_sql(e0)}) / {double_sql(h)}) AS BIGINT)"
+    c, m = f"c{tag}", f"m{tag}"
     join = (
-        f"JOIN dphist_cells AS c ON c.cell = {cell} LEFT JOIN (SELECT cell, list(edge) AS "
-        "edges FROM dphist_crowded GROUP BY cell) AS m ON m.cell = c.cell"
+        f"JOIN dphist_cells{tag} AS {c} ON {c}.cell = {cell} LEFT JOIN (SELECT cell, "
+        f"list(edge) AS edges FROM dphist_crowded{tag} GROUP BY cell) AS {m} ON "
+        f"{m}.cell = {c}.cell"
     )
     offset = (
-        "CASE WHEN c.k = 0 THEN 0 WHEN c.k = 1 THEN CAST(v.x >= c.e AS BIGINT) "
-        "ELSE len(list_filter(m.edges, lambda e: e <= v.x)) END"
+        f"CASE WHEN {c}.k = 0 THEN 0 WHEN {c}.k = 1 THEN CAST({x} >= {c}.e AS BIGINT) "
+        f"ELSE len(list_filter({m}.edges, lambda e: e <= {x})) END"
     )
-    return join, f"c.base + {offset}"
+    return join, f"{c}.base + {offset}"
 
 
 def numeric_labels(binning: Binning) -> np.ndarray | None:
@@ -214,23 +217,12 @@ def _binned_sql(
             x_in, keep = f"least(greatest(x, {lo}), {hi})", "x IS NOT NULL"
         else:
             x_in, keep = "x", f"x >= {lo} AND x <= {hi}"
-        join, bin_expr = _edges_join(con, "v.x", binning)
+        join, bin_expr = edges_join(con, "v.x", binning)
         inside = f"SELECT {x_in} AS x{u_col} FROM ({values}) WHERE ok AND {keep}"
         counted = f"SELECT {bin_expr} AS bin{v_u} FROM ({inside}) AS v {join}"
         checked = f"SELECT ok, {present} AS present, {x} IS NOT NULL AS valid FROM ({rec})"
         return counted, checked, f"SELECT CASE WHEN ok THEN x END AS x FROM ({values})"
-    keys = numeric_labels(binning) if vtype == "number" else None
-    if keys is not None:
-        key = number_sql("c0", sql_type, label)
-        bins = np.arange(keys.size, dtype=np.int64)
-        register_arrays(con, "dphist_labels", {"key": keys, "bin": bins})
-    else:
-        key = "CAST(c0 AS VARCHAR)"
-        con.execute(
-            "CREATE OR REPLACE TEMP TABLE dphist_labels AS SELECT unnest($1::VARCHAR[]) AS key, "
-            "generate_subscripts($1::VARCHAR[], 1) - 1 AS bin",
-            [list(binning.categories or ())],
-        )
+    key, keys = labels_table(con, "c0", sql_type, label, binning, vtype)
     values = f"SELECT ok, {key} AS key{u_sql} FROM ({rec})"
     counted = (
         f"SELECT l.bin AS bin{v_u} FROM ({values}) AS v JOIN dphist_labels AS l "
@@ -243,6 +235,26 @@ def _binned_sql(
         f"FROM ({values}) AS v LEFT JOIN dphist_labels AS l ON l.key = v.key"
     )
     return counted, checked, every
+
+
+def labels_table(
+    con: Any, column: str, sql_type: str, label: str, binning: Binning, vtype: ValueType,
+    tag: str = "",
+) -> tuple[str, np.ndarray | None]:  # fmt: skip
+    """Register the table ``dphist_labels{tag}`` (``key``, ``bin``) of a categorical
+    binning; return the SQL key of ``column`` that matches it, and the labels as numbers
+    when the column is read as numbers and they all are (then values match as numbers)."""
+    keys = numeric_labels(binning) if vtype == "number" else None
+    if keys is not None:
+        table = {"key": keys, "bin": np.arange(keys.size, dtype=np.int64)}
+        register_arrays(con, f"dphist_labels{tag}", table)
+        return number_sql(column, sql_type, label), keys
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE dphist_labels{tag} AS SELECT unnest($1::VARCHAR[]) AS "
+        "key, generate_subscripts($1::VARCHAR[], 1) - 1 AS bin",
+        [list(binning.categories or ())],
+    )
+    return f"CAST({column} AS VARCHAR)", None
 
 
 def missing_id_sql(unit_type: str, u: str = "u") -> str:
@@ -280,7 +292,7 @@ def bounded_sql(counted: str, unit_type: str, k: int, salt: str) -> str:
 # --------------------------------------------------------------------------- running
 
 
-def _fetch(con: Any, sql: str, progress: Progress | None) -> Any:
+def fetch_query(con: Any, sql: str, progress: Progress | None) -> Any:
     """Run ``sql``; with ``progress``, in a worker thread while the caller reports
     DuckDB's progress. Ctrl-C interrupts the query and raises KeyboardInterrupt."""
     import duckdb
@@ -365,7 +377,9 @@ def _count_table(
         if privacy_unit is not None:
             assert max_records is not None
             counted = bounded_sql(counted, table.columns[privacy_unit], max_records, key)
-        result = _fetch(con, f"SELECT bin, count(*) AS n FROM ({counted}) GROUP BY bin", progress)
+        result = fetch_query(
+            con, f"SELECT bin, count(*) AS n FROM ({counted}) GROUP BY bin", progress
+        )
     except duckdb.Error as exc:
         raise ValidationError(f"cannot count {table.label}: {first_line(exc)}") from None
     out = np.zeros(binning.n, dtype=np.int64)

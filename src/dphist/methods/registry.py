@@ -21,7 +21,15 @@ from .._kernel import as_share, resolve_shares
 from ..blocks import Pipeline
 from ..errors import BudgetPlanError, CompositionError, UnknownMethodError, ValidationError
 
-__all__ = ["SHARE_PARAMETERS", "MethodInfo", "get_method", "list_methods", "register"]
+__all__ = [
+    "HISTOGRAMS",
+    "SHARE_PARAMETERS",
+    "MethodInfo",
+    "Registry",
+    "get_method",
+    "list_methods",
+    "register",
+]
 
 SHARE_PARAMETERS = frozenset({"ratio"})
 """Method settings passed to blocks as a share of epsilon, checked here so that errors
@@ -92,12 +100,87 @@ class MethodInfo:
         return f"{self.name}: {self.summary} [{self.cite}]"
 
 
-_REGISTRY: dict[str, MethodInfo] = {}
-_LOOKUP: dict[str, str] = {}
-
-
 def _key(name: str) -> str:
     return name.strip().lower()
+
+
+class Registry:
+    """A table of methods by name and alias: one for 1-D histograms (the functions below)
+    and one for 2-D histograms (:mod:`dphist.twod`); listing, lookup, the command line
+    and the tests all read the table."""
+
+    def __init__(self) -> None:
+        self.methods: dict[str, MethodInfo] = {}
+        self.lookup: dict[str, str] = {}
+
+    def register(
+        self,
+        name: str,
+        *,
+        summary: str,
+        cite: str,
+        aliases: tuple[str, ...] = (),
+        example: Mapping[str, Any] | None = None,
+        complexity: str = "",
+    ) -> Callable[[Callable[..., Pipeline]], Callable[..., Pipeline]]:
+        """Decorator adding a recipe to the table under ``name`` and ``aliases``.
+
+        ``complexity`` is the method's running time in ``N`` with its default parameters
+        (e.g. ``"O(N log N)"``), as implemented here, for listings and the ``auto`` rules.
+        """
+
+        def decorate(recipe: Callable[..., Pipeline]) -> Callable[..., Pipeline]:
+            sig = inspect.signature(recipe)
+            defaults = {}
+            for p in sig.parameters.values():
+                if (
+                    p.kind is not inspect.Parameter.KEYWORD_ONLY
+                    or p.default is inspect.Parameter.empty
+                ):
+                    raise CompositionError(
+                        f"recipe {name!r}: parameter {p.name!r} must be keyword-only with a default"
+                    )
+                defaults[p.name] = p.default
+            info = MethodInfo(
+                name,
+                summary,
+                cite,
+                tuple(aliases),
+                recipe,
+                MappingProxyType(defaults),
+                MappingProxyType(dict(example or {})),
+                complexity,
+            )
+            for k in dict.fromkeys(_key(key) for key in (name, *aliases)):
+                if k in self.lookup:
+                    raise CompositionError(f"method name {k!r} is registered twice")
+                self.lookup[k] = name
+            self.methods[name] = info
+            return recipe
+
+        return decorate
+
+    def get(self, name: object) -> MethodInfo:
+        """The method registered under ``name`` or one of its aliases (case-insensitive)."""
+        if isinstance(name, MethodInfo):
+            return name
+        if not isinstance(name, str):
+            raise UnknownMethodError(repr(name), self.lookup)
+        canonical = self.lookup.get(_key(name))
+        if canonical is None:
+            raise UnknownMethodError(name, self.lookup)
+        return self.methods[canonical]
+
+    def all(self) -> tuple[MethodInfo, ...]:
+        """All registered methods, in registration order."""
+        return tuple(self.methods.values())
+
+
+HISTOGRAMS = Registry()
+"""The 1-D methods."""
+
+_REGISTRY = HISTOGRAMS.methods
+_LOOKUP = HISTOGRAMS.lookup
 
 
 def register(
@@ -109,53 +192,18 @@ def register(
     example: Mapping[str, Any] | None = None,
     complexity: str = "",
 ) -> Callable[[Callable[..., Pipeline]], Callable[..., Pipeline]]:
-    """Decorator adding a recipe to the registry under ``name`` and ``aliases``.
-
-    ``complexity`` is the method's running time in ``N`` with its default parameters
-    (e.g. ``"O(N log N)"``), as implemented here, for listings and the ``auto`` rules.
-    """
-
-    def decorate(recipe: Callable[..., Pipeline]) -> Callable[..., Pipeline]:
-        sig = inspect.signature(recipe)
-        defaults = {}
-        for p in sig.parameters.values():
-            if p.kind is not inspect.Parameter.KEYWORD_ONLY or p.default is inspect.Parameter.empty:
-                raise CompositionError(
-                    f"recipe {name!r}: parameter {p.name!r} must be keyword-only with a default"
-                )
-            defaults[p.name] = p.default
-        info = MethodInfo(
-            name,
-            summary,
-            cite,
-            tuple(aliases),
-            recipe,
-            MappingProxyType(defaults),
-            MappingProxyType(dict(example or {})),
-            complexity,
-        )
-        for k in dict.fromkeys(_key(key) for key in (name, *aliases)):
-            if k in _LOOKUP:
-                raise CompositionError(f"method name {k!r} is registered twice")
-            _LOOKUP[k] = name
-        _REGISTRY[name] = info
-        return recipe
-
-    return decorate
+    """Decorator adding a recipe to the 1-D registry under ``name`` and ``aliases``
+    (:meth:`Registry.register`)."""
+    return HISTOGRAMS.register(
+        name, summary=summary, cite=cite, aliases=aliases, example=example, complexity=complexity
+    )
 
 
 def get_method(name: object) -> MethodInfo:
-    """The method registered under ``name`` or one of its aliases (case-insensitive)."""
-    if isinstance(name, MethodInfo):
-        return name
-    if not isinstance(name, str):
-        raise UnknownMethodError(repr(name), _LOOKUP)
-    canonical = _LOOKUP.get(_key(name))
-    if canonical is None:
-        raise UnknownMethodError(name, _LOOKUP)
-    return _REGISTRY[canonical]
+    """The 1-D method registered under ``name`` or one of its aliases (case-insensitive)."""
+    return HISTOGRAMS.get(name)
 
 
 def list_methods() -> tuple[MethodInfo, ...]:
-    """All registered methods, in registration order."""
-    return tuple(_REGISTRY.values())
+    """All registered 1-D methods, in registration order."""
+    return HISTOGRAMS.all()

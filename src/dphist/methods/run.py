@@ -85,10 +85,11 @@ def run(
     """
     blocks = method.blocks if isinstance(method, Pipeline) else tuple(method)
     n = data.n
+    shape = data.shape if len(data.shape) == 2 else None
     state, timings = run_pipeline(
         data,
         blocks,
-        lambda plan: State(n=n, budgets=plan, definition=definition),
+        lambda plan: State(n=n, budgets=plan, definition=definition, shape=shape),
         epsilon=epsilon,
         budget=budget,
         noise=noise,

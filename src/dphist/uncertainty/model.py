@@ -34,7 +34,7 @@ from .bias import Bias
 from .noise import NoiseModel
 from .tails import check_alpha, mixed_factor
 
-__all__ = ["ErrorModel", "NoErrorBarError", "workload_total"]
+__all__ = ["ErrorModel", "NoErrorBarError", "noise_quantile", "workload_total"]
 
 STDERR_BETA = 0.05  # the failure probability of a bias bound inside a standard error
 
@@ -134,16 +134,7 @@ class ErrorModel:
         return np.where(empty, 0.0, lower), np.where(empty, 0.0, upper)
 
     def _noise_quantile(self, lo, hi, alpha: float) -> np.ndarray:
-        var = self.noise.variance(lo, hi)
-        k4 = self.noise.fourth_cumulant(lo, hi)
-        kurtosis = np.where(var > 0, k4 / np.where(var > 0, var, 1.0) ** 2, 0.0)
-        q = mixed_factor(alpha, kurtosis) * np.sqrt(var)
-        # an integer error within q is within the integer nearest q - 1/2 (continuity)
-        q = np.where(self.noise.integral(lo, hi), np.maximum(np.ceil(q - 0.5), 0.0), q)
-        coef = self.noise.single(lo, hi)
-        if self.noise.tail is not None and np.any(coef > 0):
-            q = np.where(coef > 0, coef * self.noise.tail.quantile(alpha), q)
-        return q
+        return noise_quantile(self.noise, alpha, lo, hi)
 
     def _first_stage(self, lo, hi, prefix, alpha: float) -> tuple[np.ndarray, np.ndarray]:
         first = self.bias
@@ -165,6 +156,23 @@ class ErrorModel:
             "covers": self.covers,
             "exact": self.exact,
         }
+
+
+def noise_quantile(noise: Any, alpha: float, *query: np.ndarray) -> np.ndarray:
+    """Half-width ``q`` with ``P(|noise| > q) <= alpha`` for each query of a noise model
+    (ranges ``lo, hi``, or rectangles ``r0, r1, c0, c1`` of a 2-D model): the exact tail
+    where the noise is one draw times a coefficient, else the kurtosis-matched law,
+    with the continuity step where the noise is a sum of whole integer draws."""
+    var = noise.variance(*query)
+    k4 = noise.fourth_cumulant(*query)
+    kurtosis = np.where(var > 0, k4 / np.where(var > 0, var, 1.0) ** 2, 0.0)
+    q = mixed_factor(alpha, kurtosis) * np.sqrt(var)
+    # an integer error within q is within the integer nearest q - 1/2 (continuity)
+    q = np.where(noise.integral(*query), np.maximum(np.ceil(q - 0.5), 0.0), q)
+    coef = noise.single(*query)
+    if noise.tail is not None and np.any(coef > 0):
+        q = np.where(coef > 0, coef * noise.tail.quantile(alpha), q)
+    return q
 
 
 def _meet(a_lo, a_hi, b_lo, b_hi) -> tuple[np.ndarray, np.ndarray]:

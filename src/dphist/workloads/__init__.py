@@ -39,13 +39,25 @@ from .kinds import (
     Workload,
     as_int,
 )
+from .rectangles import (
+    Rectangles,
+    RectangleWorkload,
+    Windows2D,
+    marginals,
+    random_rectangles,
+    rectangles,
+    rectangles_of_size,
+)
 
 __all__ = [
     "DEFAULT_MAX_QUERIES",
     "AllRanges",
     "Intervals",
     "Prefix",
+    "RectangleWorkload",
+    "Rectangles",
     "Windows",
+    "Windows2D",
     "Workload",
     "all_ranges",
     "big_ranges",
@@ -53,8 +65,12 @@ __all__ = [
     "fixed_length",
     "identity",
     "length_percent",
+    "marginals",
     "prefix",
     "random_ranges",
+    "random_rectangles",
+    "rectangles",
+    "rectangles_of_size",
     "small_ranges",
     "windows",
 ]

@@ -104,6 +104,7 @@ from .bounds import (
     suite_false_alarm_bound,
 )
 from .events import EventResult
+from .grid import grid_catalogue, grid_mechanism, standard_grid
 from .ledger import MEASUREMENT_PRIMITIVES, SELECTION_PRIMITIVES, LedgerReport, ledger_check
 from .mechanisms import (
     Mechanism,
@@ -156,6 +157,8 @@ __all__ = [
     "delta_lower_bound",
     "epsilon_lower_bound",
     "function_mechanism",
+    "grid_catalogue",
+    "grid_mechanism",
     "ingest_pair",
     "ledger_check",
     "method_catalogue",
@@ -166,6 +169,7 @@ __all__ = [
     "probe_boundaries",
     "record_catalogue",
     "seeded_laplace",
+    "standard_grid",
     "standard_histogram",
     "suite_false_alarm_bound",
     "zcdp_claim",

@@ -15,11 +15,13 @@ from ..._kernel import (
     NoiseSource,
     Primitive,
     protect,
+    protect_grid,
     validate_epsilon,
 )
 from ..._kernel.noise import GeneratorBits
 from ...methods import get_method
 from ...methods.run import run as run_method
+from ...twod import grid_method, is_grid
 
 
 @dataclass(frozen=True)
@@ -158,13 +160,15 @@ def ledger_check(
     Noise drawn outside the kernel's noise source is not seen.
     """
     eps = validate_epsilon(epsilon)
+    grid = is_grid(counts)  # a 2-D histogram: its methods and its sealed cells
     if isinstance(method, str):
-        blocks = get_method(method).pipeline(**dict(params or {})).blocks
-        label = get_method(method).name
+        info = grid_method(method).info if grid else get_method(method)
+        blocks = info.pipeline(**dict(params or {})).blocks
+        label = info.name
     else:
         blocks = tuple(method)
         label = "pipeline"
-    data = protect(counts)
+    data = protect_grid(counts) if grid else protect(counts)
     root = Accountant(eps, label="ledger-check")
     log: list[tuple[int, Fraction, int]] = []
     noise = _CountingNoise(

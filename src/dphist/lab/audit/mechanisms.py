@@ -14,6 +14,7 @@ from ..._kernel import (
     NoiseSource,
     as_fraction,
     protect,
+    protect_grid,
     validate_epsilon,
 )
 from ..._kernel.noise import GeneratorBits, discrete_laplace, rational_scale
@@ -154,8 +155,10 @@ def pipeline_mechanism(
     rho: object = None,
     delta: float | None = None,
     max_records: int = 1,
+    shape: tuple[int, int] | None = None,
 ) -> Mechanism:
-    """Blocks run through the kernel's :func:`~dphist._kernel.run_pipeline` per run.
+    """Blocks run through the kernel's :func:`~dphist._kernel.run_pipeline` per run
+    (on the cells of a ``shape`` grid, given flattened, when ``shape`` is set).
 
     The budget nests as in :class:`~dphist.Session` (a cap of ``epsilon`` with a
     release budget below it). By default the output is the estimate and grouping in
@@ -173,7 +176,10 @@ def pipeline_mechanism(
     cap = eps if cap is None else cap
 
     def run(x: np.ndarray, runs: int, seed: np.random.SeedSequence) -> Outputs:
-        data = protect(x, max_records=max_records)
+        if shape is None:
+            data = protect(x, max_records=max_records)
+        else:
+            data = protect_grid(np.asarray(x).reshape(shape), max_records=max_records)
         rows: list[np.ndarray] = []
         label_rows: list[np.ndarray] | None = None
         for gen in _generators(seed, runs):

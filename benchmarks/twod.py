@@ -1,0 +1,391 @@
+"""2-D histograms: accuracy against DPBench on the shared 2-D datasets, speed, coverage.
+
+Run: python benchmarks/twod.py [--dpbench DIR] [--trials 5] [--datasets a,b]
+         [--epsilons 0.01,0.1,1] [--methods identity,HB2D,...] [--large] [--no-accuracy]
+         [--dpbench-cache FILE] [--reference]
+
+* **Accuracy.** On each dataset of ``../shared/datasets/2d/`` (256 x 256) and each
+  epsilon, the mean squared error over the 2,000 rectangles of
+  ``benchmarks/twod_rectangles.txt`` (``dh.workloads.random_rectangles((256, 256), 2000,
+  seed=2016)``, saved here, one ``r0 r1 c0 c1`` half-open rectangle per line), median
+  over ``--trials`` seeded runs, for every 2-D method, and with ``--dpbench DIR`` the
+  same for DPBench's DP-correct 2-D algorithms, measured side by side: ``DIR`` holds a
+  build of ``dpcomp_core`` (commit 233cfcc) and its virtual environment (``DIR/venv``,
+  ``DIR/dpcomp_core``; ``../shared/specs/dpbench-build.md``), run in its own process
+  and alternated with dphist seed by seed. DPBench's UG, AG and mwemND read the true
+  total as if it were public (dphist measures it); its MWEM takes the scored workload as
+  its candidates, as DPBench's experiments do. Where UG's squares would be single cells
+  (``N epsilon / 10 >=`` the number of cells) UG is Identity (one Laplace count per
+  cell) and Identity's run stands for it (DPBench's UG takes minutes there: it builds
+  its list of cells by repeated concatenation). The best dphist method is compared with
+  the best DPBench algorithm per dataset and epsilon. Without ``--dpbench``,
+  ``--reference`` compares with DPBench's medians in ``../shared/specs/reference-figures.md``
+  instead (another draw of 2,000 rectangles: a rough yardstick, not a side-by-side run).
+* **Coverage.** For the methods with error bars: the share of the 95% intervals holding
+  the true total, over the trials x 2,000 rectangles.
+* **Speed.** CPU time (``time.process_time``) per publication on 256 x 256, median over
+  the trials, beside DPBench's counterpart measured in the same run. ``--large`` also
+  times identity, the hierarchies, UGrid, AGrid and PrivTree on a 4,096 x 4,096 grid
+  (Gowalla's check-ins, each cell spread over 16 x 16 cells by a seeded multinomial), one
+  subprocess per method so that its peak memory (``ru_maxrss``) is its own, and
+  DPBench's counterparts (stopped after ``--timeout`` seconds).
+
+The machine is shared: quote ratios measured in one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import dphist as dh
+from dphist.workloads import random_rectangles, rectangles
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE.parents[1] / "shared" / "datasets" / "2d"
+WORKLOAD = HERE / "twod_rectangles.txt"
+DATASETS = (
+    "adult_gain_loss", "beijing_taxi_end", "beijing_taxi_start", "sf_cabs_end", "sf_cabs_start",
+    "gowalla_checkins",
+)  # fmt: skip
+METHODS = ("identity", "uniform", "HB2D", "QuadTree", "Privelet", "UGrid", "AGrid", "PrivTree",
+           "DAWA", "MWEM")  # fmt: skip
+DPBENCH = ("Identity", "HB2D", "privelet2D", "QuadTree", "UG", "AG", "DPcube", "mwemND")
+COUNTERPART = {"identity": "Identity", "HB2D": "HB2D", "Privelet": "privelet2D",
+               "QuadTree": "QuadTree", "UGrid": "UG", "AGrid": "AG", "MWEM": "mwemND"}  # fmt: skip
+LARGE = ("identity", "HB2D", "QuadTree", "UGrid", "AGrid", "PrivTree")
+
+# The DPBench side, run with DPBench's own interpreter: one JSON request per line on
+# stdin ({"data", "rects", "eps", "seed", "algos"}), one JSON reply per line on stdout.
+DRIVER = r"""
+import json, sys, time
+import numpy as np
+from dpcomp_core import workload
+from dpcomp_core.algorithm import AG, DPcube, HB2D, QuadTree, UG, identity, mwemND, privelet2D
+from dpcomp_core.query_nd_union import ndRangeUnion
+ENGINES = {"Identity": identity.identity_engine, "HB2D": HB2D.HB2D_engine,
+           "privelet2D": privelet2D.privelet2D_engine, "QuadTree": QuadTree.QuadTree_engine,
+           "UG": UG.UG_engine, "AG": AG.AG_engine, "DPcube": DPcube.DPcube_engine,
+           "mwemND": mwemND.mwemND_engine}
+cache = {}
+for line in sys.stdin:
+    req = json.loads(line)
+    key = (req["data"], req["rects"])
+    if key not in cache:
+        x = np.load(req["data"]) if req["data"].endswith(".npy") else np.loadtxt(req["data"])
+        r = np.loadtxt(req["rects"], dtype=np.int64, ndmin=2)
+        q = [ndRangeUnion().addRange((int(a), int(c)), (int(b) - 1, int(d) - 1), 1.0)
+             for a, b, c, d in r]
+        cache = {key: (x, r, workload.Workload(q, x.shape))}
+    x, r, w = cache[key]
+    out = {}
+    for algo in req["algos"]:
+        side = int(np.sqrt(x.size / (x.sum() * req["eps"] / 10.0)) - 1) + 1  # UG's grid side
+        if algo == "UG" and side <= 1 and "Identity" in out:
+            out[algo] = dict(out["Identity"], same_as="Identity")  # one-cell squares
+            continue
+        start = time.process_time()
+        est = np.asarray(ENGINES[algo]().Run(w, x, req["eps"], req["seed"]), dtype=np.float64)
+        cpu = time.process_time() - start
+        p = np.zeros((x.shape[0] + 1, x.shape[1] + 1))
+        p[1:, 1:] = (est - x).cumsum(0).cumsum(1)
+        a, b, c, d = r.T
+        err = p[b, d] - p[a, d] - p[b, c] + p[a, c]
+        out[algo] = {"mse": float(np.mean(err ** 2)), "cpu": cpu}
+    print(json.dumps(out), flush=True)
+"""
+
+
+class DPBench:
+    """A DPBench worker process (its own interpreter and numpy); ``cache`` (a JSON file)
+    keeps every result so that a later run may reuse them (said in the output)."""
+
+    def __init__(self, root: Path, cache: Path | None = None):
+        self.cache_path = cache
+        self.cache = json.loads(cache.read_text()) if cache and cache.is_file() else {}
+        self.reused = 0
+        python = root / "venv" / "bin" / "python"
+        core = root / "dpcomp_core"
+        if not python.is_file() or not (core / "dpcomp_core").is_dir():
+            sys.exit(f"--dpbench {root}: expected venv/bin/python and dpcomp_core/ there")
+        (root / "log").mkdir(exist_ok=True)
+        env = {**os.environ, "DPCOMP_CORE": str(core), "PYTHONPATH": str(core),
+               "DPCOMP_LOG_PATH": str(root / "log")}  # fmt: skip
+        self.proc = subprocess.Popen(
+            [str(python), "-u", "-c", DRIVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            text=True, env=env,
+        )  # fmt: skip
+
+    def run(self, data: Path, rects: Path, eps: float, seed: int, algos) -> dict:
+        key = f"{data.name}|{eps:g}|{seed}"
+        if key in self.cache and seed != 10**6:
+            self.reused += 1
+            return self.cache[key]
+        out = self._run(data, rects, eps, seed, algos)
+        if self.cache_path is not None and seed != 10**6:
+            self.cache[key] = out
+            self.cache_path.write_text(json.dumps(self.cache))
+        return out
+
+    def _run(self, data: Path, rects: Path, eps: float, seed: int, algos) -> dict:
+        request = {
+            "data": str(data),
+            "rects": str(rects),
+            "eps": eps,
+            "seed": seed,
+            "algos": list(algos),
+        }
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def workload():
+    """The saved 2,000 rectangles (written from the seed when absent)."""
+    if not WORKLOAD.is_file():
+        random_rectangles((256, 256), 2000, seed=2016).save(str(WORKLOAD))
+    r = np.loadtxt(WORKLOAD, dtype=np.int64)
+    return rectangles((256, 256), *r.T)
+
+
+def measure(x: np.ndarray, w, truth: np.ndarray, method: str, eps: float, seed: int) -> dict:
+    start = time.process_time()
+    rel = dh.publish(x, epsilon=eps, method=method, rng=seed)
+    cpu = time.process_time() - start
+    out = {"mse": float(np.mean((rel.answer(w) - truth) ** 2)), "cpu": cpu}
+    if rel.uncertainty is not None and rel.uncertainty.withheld is None:
+        low, high = rel.intervals(*w.rectangles())
+        out["covered"] = float(np.mean((low <= truth) & (truth <= high)))
+    return out
+
+
+def median(rows: list[dict], key: str) -> float:
+    values = [r[key] for r in rows if key in r]
+    return float(np.median(values)) if values else float("nan")
+
+
+def accuracy(args: argparse.Namespace, bench: DPBench | None) -> dict:
+    w = workload()
+    results: dict = {}
+    for name in args.datasets:
+        path = DATA / f"{name}_256x256.txt"
+        if not path.is_file():
+            print(f"skip {name}: {path} is absent")
+            continue
+        x = np.loadtxt(path, dtype=np.int64)
+        p = np.zeros((257, 257))
+        p[1:, 1:] = x.cumsum(0).cumsum(1)
+        truth = w.answers(p)
+        for eps in args.epsilons:
+            ours = {m: [] for m in args.methods}
+            theirs = {a: [] for a in DPBENCH}
+            for m in args.methods:  # warm up: compile, build the noise tables for eps
+                dh.publish(x, epsilon=eps, method=m, rng=10**6)
+            if bench is not None and not all(
+                f"{path.name}|{eps:g}|{s}" in bench.cache for s in range(args.trials)
+            ):
+                bench.run(path, WORKLOAD, eps, 10**6, DPBENCH)  # warm-up
+            for seed in range(args.trials):
+                for m in args.methods:
+                    ours[m].append(measure(x, w, truth, m, eps, seed))
+                if bench is not None:
+                    for algo, row in bench.run(path, WORKLOAD, eps, seed, DPBENCH).items():
+                        theirs[algo].append(row)
+            if bench is None and args.reference:
+                theirs = {**theirs, **reference(name, eps)}
+            results[(name, eps)] = (ours, theirs)
+            report_cell(name, eps, ours, theirs)
+    return results
+
+
+REFERENCE = HERE.parents[1] / "shared" / "specs" / "reference-figures.md"
+REFERENCE_COLUMNS = {"identity": "Identity", "HB2D": "HB2D", "privelet2D": "privelet2D",
+                     "QuadTree": "QuadTree", "UG": "UG", "AG": "AG", "DPcube": "DPcube",
+                     "MWEM": "mwemND"}  # fmt: skip
+
+
+def reference(name: str, eps: float) -> dict:
+    """DPBench's published medians for ``name`` at ``eps`` (its DP-correct 2-D methods)
+    from the shared reference figures: measured on another draw of 2,000 rectangles
+    (``../shared/datasets/2d/rectangles_2000.txt``), so a rough yardstick only."""
+    if not REFERENCE.is_file():
+        return {}
+    lines = REFERENCE.read_text(encoding="utf-8").split("## Two-dimensional", 1)[-1]
+    head: list[str] = []
+    for line in lines.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[:2] == ["dataset", "ε"]:
+            head = cells
+        elif head and len(cells) == len(head) and cells[0] == name and cells[1] == f"{eps:g}":
+            pairs = zip(head, cells, strict=True)
+            return {REFERENCE_COLUMNS[h]: [{"mse": float(v)}] for h, v in pairs
+                    if h in REFERENCE_COLUMNS and v}  # fmt: skip
+    return {}
+
+
+def report_cell(name: str, eps: float, ours: dict, theirs: dict) -> None:
+    mine = {m: median(rows, "mse") for m, rows in ours.items()}
+    best = min(mine, key=mine.get)
+    line = f"{name:20s} eps={eps:<5g} best dphist {best} {mine[best]:.3g}"
+    others = {a: median(rows, "mse") for a, rows in theirs.items() if rows}
+    if others:
+        top = min(others, key=others.get)
+        verdict = "MEETS" if mine[best] <= others[top] else "MISSES"
+        ratio = mine[best] / others[top]
+        line += f" | best DPBench {top} {others[top]:.3g} | ratio {ratio:.2f} {verdict}"
+    print(line, flush=True)
+    print("    " + "  ".join(f"{m} {v:.3g}" for m, v in mine.items()), flush=True)
+    if others:
+        print("    " + "  ".join(f"{a} {v:.3g}" for a, v in others.items()), flush=True)
+
+
+def summary(results: dict) -> None:
+    print("\n## Accuracy: MSE over 2,000 rectangles (median of trials)\n")
+    print("| dataset | ε | best dphist | MSE | best DPBench | MSE | ratio |")
+    print("|---|---|---|---|---|---|---|")
+    for (name, eps), (ours, theirs) in results.items():
+        mine = {m: median(rows, "mse") for m, rows in ours.items()}
+        best = min(mine, key=mine.get)
+        others = {a: median(rows, "mse") for a, rows in theirs.items() if rows}
+        if others:
+            top = min(others, key=others.get)
+            cells = f"{top} | {others[top]:.3g} | {mine[best] / others[top]:.2f}"
+        else:
+            cells = "- | - | -"
+        print(f"| {name} | {eps:g} | {best} | {mine[best]:.3g} | {cells} |")
+    print("\n## Coverage of the 95% intervals on rectangles (all datasets, ε and trials)\n")
+    covered: dict = {}
+    for ours, _ in results.values():
+        for m, rows in ours.items():
+            covered.setdefault(m, []).extend(r["covered"] for r in rows if "covered" in r)
+    for m, values in covered.items():
+        if values:
+            print(
+                f"- {m}: {np.mean(values):.2%} (lowest cell {min(values):.2%}, {len(values)} runs)"
+            )
+    print("\n## Speed on 256 x 256: CPU seconds per publication (median)\n")
+    print("| method | dphist | DPBench counterpart | DPBench | ratio |")
+    print("|---|---|---|---|---|")
+    for m in next(iter(results.values()))[0]:
+        ours_cpu = np.median([median(o[m], "cpu") for o, _ in results.values()])
+        other = COUNTERPART.get(m)
+        theirs_cpu = np.median(
+            [median(t[other], "cpu") for _, t in results.values() if other and t[other]] or [np.nan]
+        )
+        ratio = ours_cpu / theirs_cpu if other else float("nan")
+        print(f"| {m} | {ours_cpu:.3f} | {other or '-'} | {theirs_cpu:.3f} | {ratio:.2g} |")
+
+
+def large_grid(path: Path) -> Path:
+    """Gowalla's check-ins at 4,096 x 4,096: each cell's count split over its 16 x 16
+    cells by a seeded multinomial (written once next to the benchmark's temporary files)."""
+    out = Path(os.environ.get("TMPDIR", "/tmp")) / "dphist_twod_4096.npy"
+    if not out.is_file():
+        x = np.loadtxt(path, dtype=np.int64)
+        rng = np.random.default_rng(4096)
+        big = np.zeros((4096, 4096), dtype=np.int64)
+        for (i, j), c in np.ndenumerate(x):
+            if c:
+                big[16 * i : 16 * i + 16, 16 * j : 16 * j + 16] = rng.multinomial(
+                    c, np.full(256, 1 / 256)
+                ).reshape(16, 16)
+        np.save(out, big)
+    return out
+
+
+CHILD = r"""
+import resource, sys, time
+import numpy as np
+import dphist as dh
+x = np.load(sys.argv[1])
+dh.publish(np.ones((8, 8), dtype=int), epsilon=1, method=sys.argv[2], rng=0)  # compile first
+start = time.process_time()
+rel = dh.publish(x, epsilon=float(sys.argv[3]), method=sys.argv[2], rng=1)
+cpu = time.process_time() - start
+print(cpu, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20)
+"""
+
+
+def large(args: argparse.Namespace, bench_root: Path | None) -> None:
+    path = large_grid(DATA / "gowalla_checkins_256x256.txt")
+    print("\n## 4,096 x 4,096 (Gowalla check-ins refined), epsilon 0.1: CPU seconds, peak GB\n")
+    print("| method | dphist CPU s | dphist peak GB | DPBench | DPBench CPU s |")
+    print("|---|---|---|---|---|")
+    for m in LARGE:
+        out = subprocess.run([sys.executable, "-c", CHILD, str(path), m, "0.1"],
+                             capture_output=True, text=True, check=True)  # fmt: skip
+        cpu, gb = (float(v) for v in out.stdout.split())
+        other, their = COUNTERPART.get(m, "-"), "-"
+        if bench_root is not None and m in COUNTERPART:
+            their = dpbench_large(bench_root, path, other, args.timeout)
+        print(f"| {m} | {cpu:.1f} | {gb:.2f} | {other} | {their} |", flush=True)
+
+
+def dpbench_large(root: Path, path: Path, algo: str, timeout: float) -> str:
+    bench = DPBench(root)
+    rects = Path(os.environ.get("TMPDIR", "/tmp")) / "dphist_twod_4096_rects.txt"
+    random_rectangles((4096, 4096), 10, seed=1).save(str(rects))
+    try:
+        request = {"data": str(path), "rects": str(rects), "eps": 0.1, "seed": 1,
+                   "algos": [algo]}  # fmt: skip
+        bench.proc.stdin.write(json.dumps(request) + "\n")
+        bench.proc.stdin.flush()
+        start = time.monotonic()
+        import select
+
+        ready, _, _ = select.select([bench.proc.stdout], [], [], timeout)
+        if not ready:
+            return f"> {timeout:.0f} (stopped after {time.monotonic() - start:.0f} s wall)"
+        return f"{json.loads(bench.proc.stdout.readline())[algo]['cpu']:.1f}"
+    finally:
+        bench.proc.kill()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dpbench", type=Path, default=None)
+    parser.add_argument("--dpbench-cache", type=Path, default=None)
+    parser.add_argument("--trials", type=int, default=5)
+    parser.add_argument("--datasets", default=",".join(DATASETS))
+    parser.add_argument("--epsilons", default="0.01,0.1,1")
+    parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--large", action="store_true")
+    parser.add_argument("--no-accuracy", action="store_true")
+    parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--reference", action="store_true")
+    args = parser.parse_args()
+    args.datasets = [d for d in args.datasets.split(",") if d]
+    args.epsilons = [float(e) for e in args.epsilons.split(",")]
+    args.methods = args.methods.split(",")
+    if not DATA.is_dir():
+        sys.exit(f"the 2-D datasets are not at {DATA}")
+    bench = DPBench(args.dpbench, args.dpbench_cache) if args.dpbench else None
+    if not args.no_accuracy:
+        results = accuracy(args, bench)
+        if results:
+            summary(results)
+    if bench is not None:
+        if bench.reused:
+            print(f"\n(DPBench: {bench.reused} trials read from {args.dpbench_cache}, "
+                  "measured by an earlier run of this script)")  # fmt: skip
+        bench.close()
+    if args.large:
+        large(args, args.dpbench)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    print(f"\n(peak memory of this process: {peak:.2f} GB)")
+
+
+if __name__ == "__main__":
+    main()
