@@ -130,9 +130,9 @@ MODEL_FILE = Path(__file__).with_name("auto_model.json")
 #: thresholds are left to the JSON: they are model internals, not facts about the data).
 PLAIN: dict[str, dict[str, str]] = {
     "log2_bins": {
-        "low": "few bins",
-        "high": "many bins",
-        "between": "a middling number of bins",
+        "low": "smaller domains",
+        "high": "larger domains",
+        "between": "mid-sized domains",
     },
     "log10_epsilon": {
         "low": "a small epsilon",
@@ -186,8 +186,8 @@ class Ranking:
     sides: tuple[tuple[int, str], ...] = ()  # (feature, "low" | "high" | "between")
 
     def plain(self) -> str:
-        """The leaf's region in words, without thresholds: "many bins and most bins
-        hold records well above the noise" (:data:`PLAIN`)."""
+        """The leaf's region in words, without thresholds: "larger domains and most
+        bins hold records well above the noise" (:data:`PLAIN`)."""
         return " and ".join(PLAIN[FEATURES[f]][side] for f, side in self.sides)
 
 
