@@ -70,8 +70,9 @@ def test_the_printed_reason_is_plain(tmp_path, monkeypatch, capsys):
 
 
 def test_one_workload_default_in_python_and_the_command_line(tmp_path, monkeypatch, capsys):
-    from dphist import cli
     import json
+
+    from dphist import cli
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "v.csv").write_text("v\n" + "\n".join("abc"[i % 3] for i in range(90)) + "\n")
@@ -113,7 +114,7 @@ def test_accuracy_of_auto_explains_and_gives_the_candidates():
     ident = dh.accuracy("identity", 100, epsilon=0.99, workload="point")
     hb = dh.accuracy("HB", 100, epsilon=0.99, workload="point")
     assert f"identity: RMSE {ident.rmse:.4g}" in msg and f"HB: RMSE {hb.rmse:.4g}" in msg
-    with pytest.raises(ValidationError, match="rho 0.099"):
+    with pytest.raises(ValidationError, match=r"rho 0\.099"):
         dh.accuracy("auto", 100, rho=0.1, workload="point")
     with pytest.raises(ValidationError, match="depend on the data"):
         dh.epsilon_for("auto", 100, 3.0, "point")

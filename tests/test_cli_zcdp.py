@@ -82,7 +82,7 @@ def test_groupsize_budget_errors(capsys):
 
 def test_publish_auto_under_rho(capsys):
     """auto runs under zCDP: Gaussian features, a zCDP method, one rho ledger."""
-    code, out, err = run(
+    code, _, err = run(
         capsys, "publish", "v.csv", "-c", "v", "--domain", "0:100:1", "--rho", "0.05",
         "--seed", "4", "--out", "z.json",
     )  # fmt: skip

@@ -32,9 +32,7 @@ def _counts(n: int, total: int) -> np.ndarray:
     return x
 
 
-def _choice_on(
-    n: int, eps: Fraction, x: np.ndarray, definition: str = "pure"
-) -> tuple[str, dict]:
+def _choice_on(n: int, eps: Fraction, x: np.ndarray, definition: str = "pure") -> tuple[str, dict]:
     """The shipped model's choice for all ranges from ``x``'s exact features (``eps``
     is rho under zCDP)."""
     total, top = (float(v) for v in TotalAndTop(n).apply(x))
