@@ -199,6 +199,64 @@ def test_emd_to_truth_does_not_allocate_by_a_true_size():
     assert _emd_to_truth(sealed, 1, np.array([0, 0, 0, 2])) == 2**39 - 3
 
 
+def test_emd_scores_move_by_at_most_one_when_totals_are_public():
+    """The sensitivity select_min_emd charges: one group one size larger or smaller moves
+    a region's EMD to any candidate holding its G groups by at most one, also when the
+    group becomes the largest (beyond the candidate's length)."""
+    rng = np.random.default_rng(2)
+    h = gs.Hierarchy.from_fanouts([[1]])
+    for _ in range(300):
+        sizes = rng.integers(0, rng.integers(1, 30), size=rng.integers(1, 10))
+        est = np.bincount(rng.integers(0, rng.integers(1, 40), sizes.size), minlength=1)
+        moved = sizes.copy()
+        i = rng.integers(sizes.size)
+        moved[i] = max(0, moved[i] + rng.choice([-1, 1]))
+        a, b = (
+            _emd_to_truth(seal(gs.GroupSizeData.from_leaf_sizes(h, [s])), 1, est)
+            for s in (sizes, moved)
+        )
+        assert abs(a - b) <= 1
+
+
+def _selection_candidates(data):
+    from dphist._kernel import Accountant
+    from dphist._kernel.noise import GeneratorBits, NoiseSource
+    from dphist.groupsize.evaluate import estimate, measurer_for, plan
+
+    p = plan(data, epsilon=1, method="ranked", K=10)
+    budget = Accountant(Fraction(9), label="test")
+    measurer = measurer_for(p, budget, NoiseSource(GeneratorBits(np.random.default_rng(0))))
+    return measurer, budget, estimate(p, measurer).histograms
+
+
+@pytest.mark.parametrize("fault", ["total", "float", "regions"])
+def test_candidates_must_hold_each_region_s_public_number_of_groups(fault, monkeypatch):
+    """Before any score, and before the selection is charged, the kernel checks every
+    candidate histogram sums to its region's public G: otherwise a group growing past
+    the largest true size would add |G - total| to the score, unbounded."""
+    import dphist._kernel.groups as kernel_groups
+
+    data = gs.GroupSizeData.from_leaf_sizes(
+        gs.Hierarchy.from_fanouts([[2]]), [np.array([1, 2, 3]), np.array([4])]
+    )
+    measurer, budget, good = _selection_candidates(data)
+    bad = [np.array(h) for h in good]
+    if fault == "total":
+        bad[1] = bad[1].copy()
+        bad[1][0] += 1
+    elif fault == "float":
+        bad[2] = bad[2].astype(np.float64)
+    else:
+        bad = bad[:-1]
+    charged = len(budget.ledger)
+    scored = []
+    monkeypatch.setattr(kernel_groups, "_emd_to_truth", lambda *a: scored.append(a) or 0)
+    with pytest.raises(InternalError, match="candidate 1"):
+        measurer.select_min_emd([good, bad], epsilon=1, block="selection")
+    assert len(budget.ledger) == charged and scored == []
+    assert measurer.select_min_emd([good, good], epsilon=1, block="selection") in (0, 1)
+
+
 def test_group_sizes_beyond_the_cap_are_clamped():
     h = gs.Hierarchy.from_fanouts([[2]])
     big = gs.GroupSizeData.from_leaf_sizes(h, [np.array([2**45, 2**50, 3]), np.array([1])])

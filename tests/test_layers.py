@@ -57,7 +57,7 @@ ALLOWED: dict[str, set[str]] = {
     "lab": {
         "errors", "_io", "_kernel", "_numeric", "blocks", "methods", "session", "release",
         "datasets", "synthetic", "metrics", "workloads", "groupsize", "plot", "uncertainty",
-        "__init__",
+        "ingest", "__init__",
     },
     "__init__": {
         "errors", "_kernel", "accuracy", "datasets", "definitions", "export", "groupsize",

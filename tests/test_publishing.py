@@ -243,7 +243,8 @@ def test_untyped_lists_never_refuse_on_a_value(values):
     rel = dh.histogram(values, domain="0:10:1", epsilon=HUGE, method="identity", rng=0)
     assert np.rint(rel.estimate)[[2, 5]].tolist() == [1, 1]
     cats = dh.histogram(values, categories="1,x", epsilon=HUGE, method="identity", rng=0)
-    assert np.rint(cats.estimate)[0] == 1
+    booleans = any(isinstance(v, bool) for v in values)  # a boolean is the text "True"
+    assert np.rint(cats.estimate)[0] == (0 if booleans else 1)
 
 
 def test_csv_type_option(capsys, workdir):

@@ -112,3 +112,56 @@ def test_group_sizes_in_spark_equal_duckdb(spark, tmp_path):
     for name in ("offsets", "sizes", "counts"):
         assert np.array_equal(getattr(frames, name), getattr(duck, name))
     assert duck.n_groups == 5_000 and duck.hierarchy.n_leaves == 1_000
+
+
+# --------------------------------------------------------------------------- edges
+
+
+@pytest.fixture(scope="module")
+def edge_cases():
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "ingest_edges", Path(__file__).parent / "test_ingest_edges.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_signed_zeros_nan_and_infinities_at_and_beside_every_edge(spark, edge_cases, tmp_path):
+    """The exact rule of the DuckDB and streamed paths, no Bucketizer: -0.0 at a first
+    edge 0 used to abort the job (Java's ordering puts it below 0.0)."""
+    for name, binning in edge_cases.BINNINGS.items():
+        values = edge_cases.edge_values(binning.edges)
+        for outside in ("clip", "drop"):
+            counts = edge_cases.count_as("spark", values, binning, tmp_path, spark=spark,
+                                         outside=outside)  # fmt: skip
+            expected = edge_cases.oracle(values, binning.edges, outside)
+            assert np.array_equal(counts, expected), (name, outside)
+
+
+def test_negative_zero_at_the_first_edge_releases(spark):
+    import dphist as dh
+
+    for outside in ("clip", "drop"):
+        for values in ([3.0, 20.0], [3.0, 20.0, -0.0]):
+            df = spark.createDataFrame([(v,) for v in values], "v double")
+            rel = dh.histogram(df, column="v", edges=[0, 10, 50, 100], outside=outside,
+                               epsilon=1, method="identity", rng=0)  # fmt: skip
+            assert rel.n == 3
+
+
+@pytest.mark.parametrize("kind", ["nan", "null", "none"])
+def test_records_with_a_missing_unit_id_are_dropped(spark, edge_cases, tmp_path, kind):
+    """NULL, NaN and None ids are missing, as in DuckDB (Spark's NaN = NaN made every
+    NaN id one unit)."""
+    units, text = edge_cases.missing_ids(kind)
+    values, known = edge_cases.UNIT_VALUES, len(edge_cases.KNOWN)
+    options = {"text_units": text, "spark": spark, "max_records": 1, "rng": 0}
+    counts = edge_cases.count_as("spark", values, edge_cases.BINS, tmp_path, units=units,
+                                 **options)  # fmt: skip
+    alone = edge_cases.count_as("spark", values[:known], edge_cases.BINS, tmp_path,
+                                units=units[:known], **options)  # fmt: skip
+    assert np.array_equal(counts, alone) and counts.sum() == 3  # one NaN unit made it 4

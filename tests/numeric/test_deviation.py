@@ -267,6 +267,73 @@ def test_interval_index_by_hand_and_validation():
 
 
 # ------------------------------------------------------------------------------------
+# Exact half deviations in lattice units (the biased split's score)
+
+
+def exact_units(x, a, b, shift, cap=2**61) -> int:
+    return min(math.floor(exact_dev(x[a : b + 1]) * 2**shift / 2), cap)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.one_of(st.integers(0, 2**53 // 24), st.integers(0, 9)), min_size=1, max_size=24),
+    st.integers(0, 8),
+    st.data(),
+)
+def test_half_units_are_exact_up_to_the_count_cap(values, shift, data):
+    """Integers equal to the floor of the exact rational, for counts up to the kernel's
+    cap 2**53 / N; the float path it replaces was off by several lattice units there."""
+    x = np.array(values, dtype=np.int64)
+    a, b = np.triu_indices(len(x))
+    got = dv.DeviationIndex(x).half_units(a, b, shift, 2**61)
+    assert got.dtype == np.int64
+    assert got.tolist() == [exact_units(x, i, j, shift) for i, j in zip(a, b, strict=True)]
+
+
+def test_half_units_where_float_rounding_crossed_lattice_units():
+    x = np.array([1240843018859551, 431933818432602, 151824721224444, 1741237077798726])
+    index = dv.DeviationIndex(x)
+    exact = exact_units(x, 0, 2, 7)
+    assert index.half_units([0], [2], 7, 2**61)[0] == exact == 80978239917314389
+    floated = int(np.floor(np.ldexp(index([0], [2])[0] / 2.0, 7)))
+    assert exact - floated == 5  # what the float score gave: 5 lattice units below
+    cap = 10**6
+    assert index.half_units([0], [3], 8, cap)[0] == cap  # clamped, never overflowing
+
+
+@SETTINGS
+@given(st.lists(st.integers(0, 10**6), min_size=2, max_size=30), st.integers(0, 8), st.data())
+def test_half_units_move_by_at_most_one_record_and_never_grow_into_children(values, shift, data):
+    """The two facts the biased split's privacy argument needs, on the exact scores:
+    one record more moves a node's score by less than 2**shift units, and a child's
+    score is at most its parent's."""
+    x = np.array(values, dtype=np.int64)
+    n = len(x)
+    i = data.draw(st.integers(0, n - 1))
+    y = x.copy()
+    y[i] += 1
+    a, b = np.triu_indices(n)
+    before = dv.DeviationIndex(x).half_units(a, b, shift, 2**61)
+    after = dv.DeviationIndex(y).half_units(a, b, shift, 2**61)
+    assert np.all(np.abs(after - before) <= 2**shift)
+    m = data.draw(st.integers(0, n - 2))
+    parent, left, right = dv.DeviationIndex(x).half_units([0, 0, m + 1], [n - 1, m, n - 1],
+                                                          shift, 2**61)  # fmt: skip
+    assert left <= parent and right <= parent
+
+
+def test_half_units_validation():
+    with pytest.raises(ValidationError, match="integer vector"):
+        dv.DeviationIndex(np.array([0.5, 1.0])).half_units([0], [1], 0, 10)
+    index = dv.DeviationIndex(np.array([1, 2, 3]))
+    for shift, cap in ((9, 10), (-1, 10), (0, -1)):
+        with pytest.raises(ValidationError):
+            index.half_units([0], [1], shift, cap)
+    with pytest.raises(ValidationError):
+        index.half_units([2], [1], 0, 10)
+
+
+# ------------------------------------------------------------------------------------
 # Sensitivity of one cost
 
 

@@ -12,9 +12,10 @@ scale ``lambda``); otherwise it is a leaf of the output. Leaves of the layout st
 single-child nodes pass through, both without a decision. The released value is the
 set of leaves (a cut of the layout); the scores and noises are never released.
 
-Scores (integers on a lattice ``g = 2**j``, ``j <= 0``): ``"count"`` is the node's
-total (PrivTree's score), ``"deviation"`` is half the L1 deviation of the node's
-counts around their mean (the DAWA cost of keeping the node whole). Both are
+Scores (integers on a lattice ``g = 2**j``, ``-8 <= j <= 0``): ``"count"`` is the
+node's total (PrivTree's score), ``"deviation"`` is half the L1 deviation of the node's
+counts around their mean (the DAWA cost of keeping the node whole), floored to the
+lattice exactly in integer arithmetic (``DeviationIndex.half_units``). Both are
 non-increasing from a node to its children (a deviation never shrinks when an interval
 grows: kernel NOTES, S1) and one record moves each by at most 1, hence the lattice
 score by at most ``D = 1/g``; only the nodes containing the changed bin move.
@@ -166,9 +167,7 @@ def _scorer(x: np.ndarray, score: str):
     index = DeviationIndex(x)
 
     def half_deviations(lo: np.ndarray, hi: np.ndarray, g_exp: int) -> np.ndarray:
-        dev = index(lo, hi - 1)
-        units = np.floor(np.ldexp(dev / 2.0, -g_exp))
-        return np.minimum(units, float(_MAX_SCORE)).astype(np.int64)
+        return index.half_units(lo, hi - 1, -g_exp, _MAX_SCORE)  # exact integers
 
     return half_deviations
 

@@ -262,6 +262,35 @@ def _emd_to_truth(data: ProtectedGroups, node: int, estimate: np.ndarray) -> int
     return total
 
 
+def _candidate_histograms(
+    data: ProtectedGroups, candidates: Sequence[Sequence[np.ndarray]]
+) -> list[list[np.ndarray]]:
+    """The candidates as int64 histograms, one per region, each summing to the region's
+    public number of groups ``G_r``; anything else is an estimator's fault (public: the
+    candidates are released values) and raises before anything is charged or read."""
+    out = []
+    for c, cand in enumerate(candidates):
+        if len(cand) != data.n_nodes:
+            raise InternalError(
+                f"candidate {c} has {len(cand)} region histograms; the tree has {data.n_nodes}"
+            )
+        fixed = []
+        for r, h in enumerate(cand):
+            arr = np.asarray(h)
+            if arr.ndim != 1 or arr.dtype.kind not in "iu":
+                raise InternalError(f"candidate {c}, region {r}: not a 1-D integer histogram")
+            arr = arr.astype(np.int64)
+            if int(arr.sum()) != int(data.groups[r]):
+                raise InternalError(
+                    f"candidate {c}, region {r}: its histogram does not hold the region's "
+                    "public number of groups, so its EMD score would have no bounded "
+                    "sensitivity"
+                )
+            fixed.append(arr)
+        out.append(fixed)
+    return out
+
+
 class GroupMeasurer:
     """One release's handle on sealed group sizes: every measurement is charged first.
 
@@ -412,11 +441,16 @@ class GroupMeasurer:
         regions). Score: ``sum_r EMD(H_r, candidate_r)``, with each candidate held fixed.
         One entity moves one group by one size in one region per level, which changes
         that region's cumulative histogram in one cell by one, so the score has
-        sensitivity ``L`` (the number of levels). Report-noisy-min with scale
+        sensitivity ``L`` (the number of levels). That needs every candidate histogram
+        to hold exactly its region's public number of groups: otherwise a group growing
+        past the largest true size lengthens the sum by a term ``|G_r - total|``, any
+        size. The kernel checks it, on the candidates (public), before the charge and
+        before any score (:func:`_candidate_histograms`). Report-noisy-min with scale
         ``2(L+g)/epsilon`` is epsilon-DP (``selection.report_noisy_min``). The
         candidates' own measurements are charged separately, in full.
         """
         charged = as_fraction(epsilon, name="epsilon")
+        fixed = _candidate_histograms(self._data, candidates)  # public, before the charge
         sens = Fraction(self._data.n_levels * self._data.max_records)  # K records per unit
         # under zCDP: the exponential mechanism at the epsilon with eps**2 / 8 <= rho
         eps = pure_epsilon_within(4 * charged) if self._zcdp else charged
@@ -430,10 +464,7 @@ class GroupMeasurer:
             f"choice among {len(candidates)} candidate releases by total EMD",
         )
         scores = np.array(
-            [
-                sum(_emd_to_truth(self._data, r, np.asarray(h)) for r, h in enumerate(cand))
-                for cand in candidates
-            ],
+            [sum(_emd_to_truth(self._data, r, h) for r, h in enumerate(cand)) for cand in fixed],
             dtype=np.float64,
         )
         if self._zcdp:

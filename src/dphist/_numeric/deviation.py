@@ -53,6 +53,10 @@ Public functions and cost:
   (:class:`DeviationIndex` keeps the index for repeated queries). Bit-identical to the
   streamed rows on integer input: the same count and sum of the low values feed the
   same final formula.
+* :meth:`DeviationIndex.half_units` – ``floor(2**k dev / 2)`` of any intervals of an
+  integer vector exactly, in int64: the biased split's deviation score on the lattice
+  ``2**-k`` (its privacy argument needs the exact value: one count moves it by less
+  than ``2**k`` and it never grows from a node to its children).
 * :func:`l1_partition_streamed` – the all-interval (S1) partition, the rows above
   streamed into :func:`dphist._numeric.l1_dp.dp_rows`: ``O(N^2 log N)`` time and
   ``O(N)`` memory.
@@ -365,6 +369,25 @@ def _interval_devs_kernel(zeros, zeros_before, low_sums, vals, m, prefix, lo, hi
         out[i] = interval_dev(zeros, zeros_before, low_sums, vals, m, prefix, lo[i], hi[i])
 
 
+@njit(cache=True)
+def _half_units_kernel(zeros, zeros_before, low_sums, vals, m, prefix, lo, hi, shift, cap, out):
+    """out[i] = min(floor(2**shift * dev(x[lo_i : hi_i + 1]) / 2), cap) in integers:
+    ``2**shift A + u1 r + floor(u0 r / L)`` (:meth:`DeviationIndex.half_units`)."""
+    for i in range(lo.shape[0]):
+        a = lo[i]
+        length = hi[i] - a + 1
+        total = prefix[hi[i] + 1] - prefix[a]
+        q = total // length
+        r = total - q * length
+        c, s = _wavelet_low(zeros, zeros_before, low_sums, vals, m, a, hi[i] + 1, q)
+        whole = c * q - s  # sum over the low values of q - x_i: exact, >= 0
+        if whole > (cap >> shift):
+            out[i] = cap
+            continue
+        u1, u0 = divmod(c << shift, length)
+        out[i] = min((whole << shift) + u1 * r + (u0 * r) // length, cap)
+
+
 class DeviationIndex:
     """Deviation of any interval of one vector in ``O(log m)`` (``m`` distinct values).
 
@@ -393,8 +416,7 @@ class DeviationIndex:
         """The arrays the jitted query ``interval_dev`` takes, in order."""
         return (*self.tables, self.vals, self.m, self.prefix)
 
-    def __call__(self, lo, hi) -> np.ndarray:
-        """``dev(x[lo_i : hi_i + 1])`` for integer arrays ``lo <= hi`` (last bin inclusive)."""
+    def _intervals(self, lo, hi) -> tuple[np.ndarray, np.ndarray]:
         lo_a = np.atleast_1d(np.asarray(lo))
         hi_a = np.atleast_1d(np.asarray(hi))
         for name, a in (("lo", lo_a), ("hi", hi_a)):
@@ -402,12 +424,36 @@ class DeviationIndex:
                 raise ValidationError(f"{name} must be a 1-D array of integers")
         if lo_a.shape != hi_a.shape:
             raise ValidationError("lo and hi must have the same length")
-        lo_a = lo_a.astype(np.int64)
-        hi_a = hi_a.astype(np.int64)
+        lo_a = np.ascontiguousarray(lo_a, dtype=np.int64)
+        hi_a = np.ascontiguousarray(hi_a, dtype=np.int64)
         if np.any(lo_a < 0) or np.any(hi_a >= self.n) or np.any(lo_a > hi_a):
             raise ValidationError(f"intervals must satisfy 0 <= lo <= hi < N = {self.n}")
+        return lo_a, hi_a
+
+    def __call__(self, lo, hi) -> np.ndarray:
+        """``dev(x[lo_i : hi_i + 1])`` for integer arrays ``lo <= hi`` (last bin inclusive)."""
+        lo_a, hi_a = self._intervals(lo, hi)
         out = np.empty(lo_a.shape[0], dtype=np.float64)
         _interval_devs_kernel(*self.parts(), lo_a, hi_a, out)
+        return out
+
+    def half_units(self, lo, hi, shift: int, cap: int) -> np.ndarray:
+        """``min(floor(2**shift * dev / 2), cap)`` of each interval, exactly, as int64.
+
+        For the biased split's deviation score on the lattice ``2**-shift``. With
+        ``A = c q - s`` (module doc: ``L dev / 2 = A L + c r``) the score is
+        ``2**shift A + floor(u r / L)``, ``u = 2**shift c = u1 L + u0``, which is
+        ``u1 r + floor(u0 r / L)``: ``u1 <= 2**shift``, ``u0 r < L**2``, so every
+        product stays in int64 for ``N <= 2**31`` and ``shift <= 8``, and ``2**shift A``
+        below ``cap + 2**shift`` once clamped. Integer vectors only.
+        """
+        if self.prefix.dtype != np.int64:
+            raise ValidationError("exact half deviations need an integer vector")
+        if not 0 <= shift <= 8 or not 0 <= cap <= 2**62 or self.n > 2**31:
+            raise ValidationError("need 0 <= shift <= 8, 0 <= cap <= 2**62 and N <= 2**31")
+        lo_a, hi_a = self._intervals(lo, hi)
+        out = np.empty(lo_a.shape[0], dtype=np.int64)
+        _half_units_kernel(*self.parts(), lo_a, hi_a, int(shift), int(cap), out)
         return out
 
 

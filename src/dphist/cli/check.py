@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from ..ingest.count import NOT_PRIVATE, RecordCheck, check_file
+from ..ingest.check import NOT_PRIVATE, RecordCheck, check_file
 from .common import app, new_console, say, usage
 from .inputs import (
     Bins,

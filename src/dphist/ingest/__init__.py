@@ -29,8 +29,8 @@ from .binning import (
     outside_policy,
     parse_domain,
 )
+from .check import check_file
 from .count import (
-    check_file,
     count,
     count_file,
     count_values,

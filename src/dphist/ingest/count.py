@@ -17,7 +17,9 @@ record except through the counts themselves:
   once, like top-coding) or dropped (``"drop"``, the only choice for categories).
 * **malformed records** (see :mod:`dphist.ingest.sources`) are dropped.
 * **privacy unit.** With ``privacy_unit`` and ``max_records=K``, records without a unit
-  are dropped and at most ``K`` of each unit's remaining records are kept: a uniformly
+  (a **missing id**: NULL, None, NaN, or text that is empty, blank or spells NaN;
+  :data:`MISSING_ID_TEXT`) are dropped, in every source alike, and at most ``K`` of
+  each unit's remaining records are kept: a uniformly
   random subset, ranked by a keyed hash (``md5`` of a 128-bit salt from the noise
   source and the record). Any rule that keeps a subset of a unit's own records
   depends on that unit only, so adding or removing one unit changes the counts by at
@@ -31,10 +33,8 @@ Neighbouring inputs (one record, or one unit's records, added or removed) give c
 that differ by at most one (``K``) in L1, the sensitivity the kernel assumes once
 told the unit's bound. Counts come back as ``int64`` in bin order.
 
-:func:`check_file` counts, for the data owner only, what these rules do to a file's
-records (read, malformed, missing, invalid, outside, counted): exact counts of the
-private data, **not private**, printed by ``dphist check`` and never part of a release
-(``count_file`` and ``dh.histogram`` never compute them).
+:func:`dphist.ingest.check.check_file` counts, for the data owner only, what these
+rules do to a file's records: not private, and never computed here.
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,9 +55,13 @@ from .stream import stream_counts
 from .types import ValueType, check_value_type, value_type
 
 __all__ = [
-    "NOT_PRIVATE", "RecordCheck", "bounded_sql", "check_file", "count", "count_file",
-    "count_values", "file_value_type", "salt", "unit_bound",
+    "MISSING_ID_TEXT", "bounded_sql", "column_type", "count", "count_file", "count_values",
+    "file_value_type", "missing_id_sql", "salt", "unit_bound", "values_value_type",
 ]  # fmt: skip
+
+MISSING_ID_TEXT = ("", "nan", "+nan", "-nan")
+"""Unit ids given as text that are missing: after trimming spaces and lower-casing,
+empty or a spelling of NaN (how a missing float id reads once written as text)."""
 
 _NUMERIC_TYPES = frozenset(
     (
@@ -82,12 +85,12 @@ def _is_text(sql_type: str) -> bool:
     return t == "VARCHAR" or t.startswith("ENUM")
 
 
-def _double(value: float) -> str:
+def double_sql(value: float) -> str:
     """A DOUBLE literal that round-trips exactly."""
     return f"CAST('{float(value)!r}' AS DOUBLE)"
 
 
-def _number_sql(column: str, sql_type: str, label: str) -> str:
+def number_sql(column: str, sql_type: str, label: str) -> str:
     """SQL for the column as a finite DOUBLE, NULL when it is not a value."""
     if _is_numeric(sql_type) and "INT" in sql_type.upper():
         return f"CAST({column} AS DOUBLE)"  # every integer is finite
@@ -119,7 +122,7 @@ def unit_bound(privacy_unit: object, max_records: object) -> int | None:
 # --------------------------------------------------------------------------- bins
 
 
-def _register(con: Any, name: str, arrays: dict[str, np.ndarray]) -> None:
+def register_arrays(con: Any, name: str, arrays: dict[str, np.ndarray]) -> None:
     con.register(name, {k: np.ascontiguousarray(v) for k, v in arrays.items()})
 
 
@@ -151,15 +154,15 @@ def _edges_join(con: Any, x: str, binning: Binning) -> tuple[str, str]:
     if inner.size:
         starts = np.concatenate(([True], cell_of[1:] != cell_of[:-1]))
         first[cell_of[starts]] = inner[starts]
-    _register(
+    register_arrays(
         con,
         "dphist_cells",
         {"cell": np.arange(n_cells, dtype=np.int64), "base": base, "k": per_cell, "e": first},
     )
     crowded = np.flatnonzero(per_cell > 1)
     many = np.isin(cell_of, crowded)
-    _register(con, "dphist_crowded", {"cell": cell_of[many], "edge": inner[many]})
-    cell = f"CAST(floor(({x} - {_double(e0)}) / {_double(h)}) AS BIGINT)"
+    register_arrays(con, "dphist_crowded", {"cell": cell_of[many], "edge": inner[many]})
+    cell = f"CAST(floor(({x} - {double_sql(e0)}) / {double_sql(h)}) AS BIGINT)"
     join = (
         f"JOIN dphist_cells AS c ON c.cell = {cell} LEFT JOIN (SELECT cell, list(edge) AS "
         "edges FROM dphist_crowded GROUP BY cell) AS m ON m.cell = c.cell"
@@ -171,7 +174,7 @@ def _edges_join(con: Any, x: str, binning: Binning) -> tuple[str, str]:
     return join, f"c.base + {offset}"
 
 
-def _numeric_labels(binning: Binning) -> np.ndarray | None:
+def numeric_labels(binning: Binning) -> np.ndarray | None:
     """The labels as numbers when every label is one (then values match as numbers)."""
     parsed = [label_number(c) for c in binning.categories or ()]
     if any(v is None for v in parsed):
@@ -202,10 +205,10 @@ def _binned_sql(
     u_col = ", u" if unit is not None else ""
     v_u = ", v.u" if unit is not None else ""
     if binning.numeric:
-        x = _number_sql("c0", sql_type, label)
+        x = number_sql("c0", sql_type, label)
         edges = binning.edges
         assert edges is not None
-        lo, hi = _double(float(edges[0])), _double(float(edges[-1]))
+        lo, hi = double_sql(float(edges[0])), double_sql(float(edges[-1]))
         values = f"SELECT ok, {x} AS x{u_sql} FROM ({rec})"
         if outside == "clip":
             x_in, keep = f"least(greatest(x, {lo}), {hi})", "x IS NOT NULL"
@@ -216,10 +219,11 @@ def _binned_sql(
         counted = f"SELECT {bin_expr} AS bin{v_u} FROM ({inside}) AS v {join}"
         checked = f"SELECT ok, {present} AS present, {x} IS NOT NULL AS valid FROM ({rec})"
         return counted, checked, f"SELECT CASE WHEN ok THEN x END AS x FROM ({values})"
-    keys = _numeric_labels(binning) if vtype == "number" else None
+    keys = numeric_labels(binning) if vtype == "number" else None
     if keys is not None:
-        key = _number_sql("c0", sql_type, label)
-        _register(con, "dphist_labels", {"key": keys, "bin": np.arange(keys.size, dtype=np.int64)})
+        key = number_sql("c0", sql_type, label)
+        bins = np.arange(keys.size, dtype=np.int64)
+        register_arrays(con, "dphist_labels", {"key": keys, "bin": bins})
     else:
         key = "CAST(c0 AS VARCHAR)"
         con.execute(
@@ -241,14 +245,29 @@ def _binned_sql(
     return counted, checked, every
 
 
+def missing_id_sql(unit_type: str, u: str = "u") -> str:
+    """SQL true when the unit id ``u`` is missing: NULL, or an id whose text (trimmed,
+    lower case) is in :data:`MISSING_ID_TEXT`: empty text and NaN, as a float or as
+    text. One rule for every source: NaN stays a value in Arrow, polars and Parquet
+    columns, while numpy's and pandas' NaN arrive as NULL. A float's NaN is found by
+    its text, not by ``isnan``: DuckDB folds ``isnan`` to false from Parquet
+    statistics, which leave NaN out of their minimum and maximum."""
+    t = unit_type.upper()
+    if _is_text(t) or t in ("FLOAT", "DOUBLE", "REAL"):
+        listed = ", ".join(f"'{v}'" for v in MISSING_ID_TEXT)
+        return f"({u} IS NULL OR lower(trim(CAST({u} AS VARCHAR))) IN ({listed}))"
+    return f"({u} IS NULL)"
+
+
 def bounded_sql(counted: str, unit_type: str, k: int, salt: str) -> str:
     """At most ``k`` records per unit from ``counted`` (columns ``bin``, ``u``): rank each
     unit's records by a keyed hash of the record (its bin and its index among the
-    unit's equal records) and keep the first ``k``. Records without a unit are dropped."""
-    missing = "u IS NULL" + (" OR trim(CAST(u AS VARCHAR)) = ''" if _is_text(unit_type) else "")
+    unit's equal records) and keep the first ``k``. Records whose id is missing
+    (:func:`missing_id_sql`) are dropped."""
+    missing = missing_id_sql(unit_type)
     numbered = (
         "SELECT u, bin, row_number() OVER (PARTITION BY u, bin) AS j "
-        f"FROM ({counted}) WHERE NOT ({missing})"
+        f"FROM ({counted}) WHERE NOT {missing}"
     )
     ranked = (
         "SELECT bin, row_number() OVER (PARTITION BY u ORDER BY md5_number(concat_ws("
@@ -384,7 +403,9 @@ def values_value_type(values: object, binning: Binning, value_type: object = Non
     check_value_type(value_type)
     con = connect()
     try:
-        return column_type(open_values(con, {"value": values}), "value", binning, value_type)
+        numbers = ("value",) if binning.numeric or numeric_labels(binning) is not None else ()
+        table = open_values(con, {"value": values}, numbers=numbers)
+        return column_type(table, "value", binning, value_type)
     finally:
         con.close()
 
@@ -400,9 +421,8 @@ def _check_strict(con: Any, checked: str, counted: str, unit: str | None, table:
             "because of strict mode (this refusal depends on the data and is not private)"
         )
     if unit is not None:
-        blank = con.execute(
-            f"SELECT count(*) FROM ({counted}) WHERE u IS NULL OR trim(CAST(u AS VARCHAR)) = ''"
-        ).fetchall()[0]
+        missing = missing_id_sql(table.columns[unit])
+        blank = con.execute(f"SELECT count(*) FROM ({counted}) WHERE {missing}").fetchall()[0]
         if blank[0]:
             raise ValidationError(
                 f"{table.label} has records without a privacy unit; refused because of strict "
@@ -477,7 +497,8 @@ def count_values(
         columns: dict[str, object] = {"value": values}
         if privacy_unit is not None:
             columns["unit"] = privacy_unit
-        table = open_values(con, columns)
+        numbers = binning.numeric or numeric_labels(binning) is not None
+        table = open_values(con, columns, numbers=("value",) if numbers else ())
         return _count_table(
             con, table, "value", binning, outside=outside,
             privacy_unit=None if privacy_unit is None else "unit", max_records=k, rng=rng,
@@ -522,76 +543,3 @@ def count(
             raise ValidationError("column is required when counting a file")
         return count_file(source, column, binning, outside=outside, **options)
     return count_values(source, binning, outside=outside, **options)
-
-
-# --------------------------------------------------------------------------- the owner's check
-
-
-NOT_PRIVATE = "NOT PRIVATE: for the data owner; do not publish"
-
-
-@dataclass(frozen=True)
-class RecordCheck:
-    """Exact counts of one column's records (not private: see the module doc)."""
-
-    records: int
-    malformed: int
-    missing: int
-    invalid: int
-    outside: int
-    policy: str
-    value_type: str
-
-    @property
-    def counted(self) -> int:
-        """Records that reach a bin (outside values too when they are clipped in)."""
-        dropped = self.malformed + self.missing + self.invalid
-        return self.records - dropped - (self.outside if self.policy == "drop" else 0)
-
-
-def check_file(
-    path: str | Path, column: str, binning: Binning, *, outside: object = None,
-    value_type: object = None, delimiter: object = None, encoding: object = None,
-) -> RecordCheck:  # fmt: skip
-    """Count what the record domain does to ``column`` of a file (module doc; arguments
-    as for :func:`dphist.ingest.count_file`). Not private."""
-    import duckdb
-
-    policy = outside_policy(binning, outside)
-    con = connect()
-    try:
-        table = open_file(con, path, delimiter=delimiter, encoding=encoding)
-        table.require(column)
-        vtype = column_type(table, column, binning, value_type)
-        rec = table.records([column])
-        present = "c0 IS NOT NULL AND trim(CAST(c0 AS VARCHAR)) <> ''"
-        keys = _numeric_labels(binning) if vtype == "number" and not binning.numeric else None
-        if binning.numeric or keys is not None:
-            key = _number_sql("c0", table.columns[column], repr(column))
-        else:
-            key = f"CASE WHEN {present} THEN CAST(c0 AS VARCHAR) END"
-        if binning.numeric:
-            edges = binning.edges
-            assert edges is not None
-            lo, hi = _double(float(edges[0])), _double(float(edges[-1]))
-            join, inside = "", f"v.key >= {lo} AND v.key <= {hi}"
-        else:
-            labels = list(binning.categories or ()) if keys is None else keys
-            _register(con, "dphist_check_labels", {"key": np.asarray(labels)})
-            join = "LEFT JOIN (SELECT DISTINCT key AS label FROM dphist_check_labels) AS l "
-            join += "ON l.label = v.key"
-            inside = "l.label IS NOT NULL"
-        values = f"SELECT ok, {present} AS present, {key} AS key FROM ({rec})"
-        row = con.execute(
-            "SELECT count(*), count(*) FILTER (WHERE NOT ok), "
-            "count(*) FILTER (WHERE ok AND NOT present), "
-            "count(*) FILTER (WHERE ok AND present AND key IS NULL), "
-            f"count(*) FILTER (WHERE ok AND key IS NOT NULL AND NOT ({inside})) "
-            f"FROM ({values}) AS v {join}"
-        ).fetchall()[0]
-    except duckdb.Error as exc:
-        raise ValidationError(f"cannot read {str(path)!r}: {first_line(exc)}") from None
-    finally:
-        con.close()
-    counts: list[Any] = [int(v) for v in row]
-    return RecordCheck(*counts, policy=policy, value_type=vtype)

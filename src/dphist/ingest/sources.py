@@ -20,18 +20,21 @@ so that one record can never change how another is read:
   are read); the delimiter and the encoding are the publisher's to state.
 * **Parquet**: one row per record; the column types are the file's schema.
 * **In memory**: one element per record of a numpy array, list, pandas, polars or
-  Arrow column, scanned by DuckDB. Object arrays are read as text (their element
-  types are data, not schema).
+  Arrow column, scanned by DuckDB. The type of an array or a column is schema; the
+  element types of a list (or any sequence) and of an object array are data, so they
+  are read element by element, as text: an element that is not a scalar (a list, an
+  array, a dict: a ragged record) or is missing (None, NaN, NA) holds no value.
 
 A column is **typed** when its type is schema: Parquet's, or the dtype of a numpy
 array, pandas, polars or Arrow column. CSV columns, object arrays and Python lists
-(whose numpy type is inferred from the values) are **untyped** (:attr:`Table.untyped`):
-how their values are read is the publisher's choice (:mod:`dphist.ingest.types`).
+(whose element types are data) are **untyped** (:attr:`Table.untyped`): how their
+values are read is the publisher's choice (:mod:`dphist.ingest.types`).
 """
 
 from __future__ import annotations
 
 import gzip
+import numbers
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -344,25 +347,66 @@ def _module(obj: object) -> str:
     return type(obj).__module__.split(".")[0]
 
 
+_CONTAINERS = (list, tuple, dict, set, frozenset, bytes, bytearray, memoryview)
+_REAL_TYPES = frozenset((int, float))
+
+
+def _element_text(v: object) -> str | None:
+    """One element as text, or None when it holds no value: missing (None, NaN, pandas
+    NA and NaT) or not a scalar (a list, array, dict, bytes, ...: a ragged record).
+    Numbers read back exactly: integers in full, other reals as the shortest text of
+    their float64 value; booleans and other scalars as ``str`` gives them."""
+    if v is None or isinstance(v, str):
+        return v
+    if isinstance(v, np.ndarray):
+        return _element_text(v[()]) if v.ndim == 0 else None
+    if isinstance(v, _CONTAINERS) or type(v).__name__ in ("NAType", "NaTType"):
+        return None
+    if isinstance(v, bool | np.bool_):
+        return str(v)
+    if isinstance(v, numbers.Integral):
+        return str(int(v))
+    if isinstance(v, numbers.Real):
+        f = float(v)
+        return None if f != f else repr(f)
+    try:
+        return str(v)
+    except Exception:  # an object whose str fails holds no value
+        return None
+
+
 def _as_text(arr: np.ndarray) -> np.ndarray:
-    """An object array as text: None for missing elements (None, NaN, pandas NA)."""
-
-    def text(v: object) -> str | None:  # NaN is the only value not equal to itself
-        if v is None or (isinstance(v, float) and v != v):
-            return None
-        if type(v).__name__ in ("NAType", "NaTType"):
-            return None
-        return v if isinstance(v, str) else str(v)
-
+    """An object array as text: None where an element holds no value (_element_text)."""
     with np.errstate(invalid="ignore"):
-        return np.frompyfunc(text, 1, 1)(arr).astype(object)
+        return np.frompyfunc(_element_text, 1, 1)(arr).astype(object)
 
 
-def _column(values: object, name: str) -> tuple[Any, bool]:
+def _elements(values: object, name: str, numbers: bool) -> tuple[np.ndarray, bool]:
+    """A sequence of records as a 1-D array, one element per record whatever it holds,
+    and whether it is text. Element types are data, not schema, so the array's type
+    never depends on them: text always, except that a column read as ``numbers`` whose
+    elements are all ints or floats (numpy's too) is taken as numbers directly, which
+    reads every record exactly as its text would. ``np.asarray`` alone would infer a
+    shape from a ragged element and a type from a text one."""
+    try:
+        items = values if isinstance(values, list) else list(values)  # type: ignore[call-overload]
+    except TypeError:
+        raise InputTypeError(f"{name} must be a column of records (a sequence)") from None
+    if numbers and items:
+        kinds = set(map(type, items))
+        if all(k in _REAL_TYPES or issubclass(k, np.integer | np.floating) for k in kinds):
+            arr = np.asarray(items)
+            if arr.ndim == 1 and arr.dtype.kind in "iuf":  # floats as float64, like their text
+                return (arr.astype(np.float64) if arr.dtype.kind == "f" else arr), False
+    return _as_text(np.fromiter(items, dtype=object, count=len(items))), True
+
+
+def _column(values: object, name: str, numbers: bool = False) -> tuple[Any, bool]:
     """One in-memory column as something DuckDB scans, and whether it is text by
-    construction (an object column: its element types are data, so it is read as text
-    whatever DuckDB would infer). pandas, polars and Arrow columns keep their types; a
-    Python list that numpy would not read as numbers is read as text too."""
+    construction. The type of a numpy, pandas, polars or Arrow column is schema and is
+    kept (an object column is text: its element types are data). Other sequences are
+    read element by element (:func:`_elements`; ``numbers``: the column is read as
+    numbers)."""
     mod = _module(values)
     kind = type(values).__name__
     if mod == "pandas":
@@ -383,37 +427,34 @@ def _column(values: object, name: str) -> tuple[Any, bool]:
         raise InputTypeError(f"{name} must be a column of records, not a single value")
     if not isinstance(values, np.ndarray) and callable(getattr(values, "to_numpy", None)):
         values = values.to_numpy()  # another column type that converts itself
-    listed = not isinstance(values, np.ndarray)  # its numpy type would come from the values
-    try:
-        arr = np.asarray(values)
-    except (TypeError, ValueError) as exc:
-        raise InputTypeError(f"{name} could not be read as a column: {exc}") from None
-    if arr.ndim != 1:
-        raise ValidationError(f"{name} must be 1-D; got shape {arr.shape}")
-    if arr.dtype.kind in "OU" or (listed and arr.dtype.kind not in "iuf"):
-        return _as_text(arr.astype(object)), True
-    if arr.dtype.kind not in "biuf":
-        raise InputTypeError(f"{name} has dtype {arr.dtype}; give numbers or text")
-    return arr, False
+    if not isinstance(values, np.ndarray):
+        return _elements(values, name, numbers)
+    if values.ndim != 1:  # the array's type, not its records
+        raise ValidationError(f"{name} must be one column: a 1-D array, not {values.ndim}-D")
+    if values.dtype.kind in "OU":
+        return _as_text(values), True
+    if values.dtype.kind not in "biuf":
+        raise InputTypeError(f"{name} has dtype {values.dtype}; give numbers or text")
+    return values, False
 
 
-def open_values(con: Any, columns: dict[str, object]) -> Table:
-    """Register in-memory columns (same length) as one DuckDB table of records."""
+def open_values(con: Any, columns: dict[str, object], numbers: Sequence[str] = ()) -> Table:
+    """Register in-memory columns (same length) as one DuckDB table of records;
+    ``numbers`` names the columns read as numbers (see :func:`_elements`)."""
     import duckdb
 
     cols: dict[str, Any] = {}
     text: set[str] = set()
     untyped: set[str] = set()
     for name, values in columns.items():
-        cols[name], is_text = _column(values, name)
+        cols[name], is_text = _column(values, name, name in numbers)
         if is_text:
             text.add(name)
         if not _typed(values):
             untyped.add(name)
-    lengths = {name: len(c) for name, c in cols.items()}
-    if len(set(lengths.values())) > 1:
-        sizes = ", ".join(f"{k} has {v:,}" for k, v in lengths.items())
-        raise ValidationError(f"the columns must have one entry per record; {sizes}")
+    if len({len(c) for c in cols.values()}) > 1:
+        listed = " and ".join(cols)
+        raise ValidationError(f"{listed} must have one entry per record (the same length)")
     con.register("dphist_values", _frame(cols))
     try:
         schema = _describe(con, "dphist_values")

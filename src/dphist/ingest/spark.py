@@ -12,10 +12,15 @@ domain is that of :mod:`dphist.ingest.count`, expressed in Spark:
   fact. Categories match a text column's values exactly, or a numeric column's by value
   when every label is a number.
 * **outside the bins**: clipped into the end bins or dropped, as ``outside`` says.
-* **bins**: ``bin(v) = #{interior e_i <= v}``: for equal widths by arithmetic checked
-  against the neighbouring edges, otherwise by binary search over the public float64
-  edges (Spark ML's ``Bucketizer``); exact like the DuckDB paths.
-* **privacy unit**: records without a unit are dropped and at most ``K`` of each unit's
+* **bins**: ``bin(v) = #{interior e_i <= v}``, exactly, by the arithmetic of the DuckDB
+  and streamed paths: for equal widths ``floor((v - lo) / w)`` checked against the
+  neighbouring edges, otherwise the grid of :func:`dphist.ingest.stream.edge_grid`
+  (IEEE double arithmetic, the same in the JVM as in numpy). ``-0.0`` is read as
+  ``0.0`` (IEEE equal; Spark's ordering functions and Java's ``Double.compare`` are
+  not), so no value inside the bins can fall outside them.
+* **privacy unit**: records whose unit id is missing (the rule of
+  :func:`dphist.ingest.count.missing_id_sql`: NULL, NaN, text that is empty, blank or
+  spells NaN) are dropped and at most ``K`` of each unit's
   records are kept, ranked by a keyed hash (``md5`` of a 128-bit salt and the record):
   a rule that depends on the unit's own records only, so one unit moves the counts by
   at most ``K``.
@@ -35,12 +40,14 @@ import numpy as np
 
 from ..errors import ValidationError
 from .binning import Binning, label_number, outside_policy
-from .count import salt, unit_bound
+from .count import MISSING_ID_TEXT, salt, unit_bound
+from .stream import edge_grid
 
 __all__ = ["check_frame", "count_frame", "is_spark_frame", "read_group_frames"]
 
 _INTEGRAL = ("ByteType", "ShortType", "IntegerType", "LongType")
 _NUMERIC = (*_INTEGRAL, "FloatType", "DoubleType", "DecimalType")
+_WIDE = 16  # edges compared as columns (per grid cell; in all, without a grid)
 
 
 def is_spark_frame(obj: object) -> bool:
@@ -65,7 +72,7 @@ def _number(df: Any, column: str, F: Any) -> Any:
             f"column {column!r} has type {kind}: numeric bins on Spark read numeric columns "
             "(cast the column in Spark first)"
         )
-    x = F.col(column).cast("double")
+    x = F.col(column).cast("double") + F.lit(0.0)  # -0.0 + 0.0 is 0.0
     return F.when(~F.isnan(x) & (F.abs(x) < float("inf")), x)
 
 
@@ -75,11 +82,9 @@ def _binned(df: Any, column: str, binning: Binning, outside: str, unit: str | No
 
     keep = [F.col(unit).alias("u")] if unit is not None else []
     if binning.numeric:
-        from pyspark.ml.feature import Bucketizer
-
         edges = binning.edges
         assert edges is not None
-        lo, hi = float(edges[0]), float(edges[-1])
+        lo, hi = float(edges[0]) + 0.0, float(edges[-1]) + 0.0
         values = df.select(_number(df, column, F).alias("x"), *keep).where(F.col("x").isNotNull())
         x = F.col("x")  # least and greatest skip NULLs in Spark: clip only values
         if outside == "clip":
@@ -88,9 +93,7 @@ def _binned(df: Any, column: str, binning: Binning, outside: str, unit: str | No
             values = values.where((x >= lo) & (x <= hi))
         if binning.domain is not None:
             return values.select(_domain_bin(binning, F).alias("bin"), *(["u"] if unit else []))
-        splits = [float(e) for e in edges]
-        bucket = Bucketizer(splits=splits, inputCol="x", outputCol="b").transform(values)
-        return bucket.select(F.col("b").cast("int").alias("bin"), *(["u"] if unit else []))
+        return _edges_bin(values, edges, F).select("bin", *(["u"] if unit else []))
     labels = list(binning.categories or ())
     numbers = [label_number(c) for c in labels]
     spark = df.sparkSession
@@ -115,7 +118,7 @@ def _domain_bin(binning: Binning, F: Any) -> Any:
     ``hi``; the JVM's doubles are IEEE like numpy's), makes it exact. No edge list
     travels to Spark (10**6 splits through py4j take a minute)."""
     assert binning.domain is not None
-    lo, hi, w = (F.lit(float(v)) for v in binning.domain)
+    lo, hi, w = (F.lit(float(v) + 0.0) for v in binning.domain)
     last = binning.n - 1
     x = F.col("x")
     b = F.least(F.greatest(F.floor((x - lo) / w), F.lit(0)), F.lit(last))
@@ -128,14 +131,51 @@ def _domain_bin(binning: Binning, F: Any) -> Any:
     return (b - down + up).cast("int")
 
 
+def _edges_bin(values: Any, edges: np.ndarray, F: Any) -> Any:
+    """``values`` with column ``bin`` for any public edges, by the grid of the streamed
+    path (one cell per bin, fewer rows to ship than its four):
+    ``cell(x) = floor((x - e_0) / h)`` is monotone in ``x``, so ``bin(x)`` is the
+    number of interior edges in earlier cells (the cell's ``base``) plus those of
+    ``x``'s own cell that are ``<= x``. The cells are public and join as a broadcast
+    table: each cell's base and edges, as up to 16 columns (compiled comparisons)
+    or, when the public edges crowd more into one cell, one array per cell. Up to
+    :data:`_WIDE` interior edges need no table: ``bin(x)`` is their count ``<= x``."""
+    x = F.col("x")
+    if edges.size - 2 <= _WIDE:
+        inner = (F.when(x >= F.lit(float(e) + 0.0), 1).otherwise(0) for e in edges[1:-1])
+        return values.withColumn("bin", sum(inner, F.lit(0)).cast("int"))
+    inner, start, h = edge_grid(edges + 0.0, per_bin=1)
+    listed = inner.tolist()
+    per_cell = [listed[start[c] : start[c + 1]] for c in range(start.size - 1)]
+    k = max(map(len, per_cell))
+    if k <= _WIDE:
+        rows = [(c, int(start[c]), *e, *[None] * (k - len(e))) for c, e in enumerate(per_cell)]
+        schema = ", ".join(["cell long", "base long", *(f"e{j} double" for j in range(k))])
+        inside = sum((F.coalesce((x >= F.col(f"e{j}")).cast("int"), F.lit(0)) for j in range(k)),
+                     F.lit(0))  # fmt: skip
+    else:
+        rows = [(c, int(start[c]), e) for c, e in enumerate(per_cell)]
+        schema = "cell long, base long, edges array<double>"
+        inside = F.size(F.filter("edges", lambda e: e <= x))
+    cells = values.sparkSession.createDataFrame(rows, schema)
+    cell = F.floor((x - F.lit(float(edges[0]) + 0.0)) / F.lit(h)).cast("long")
+    return (
+        values.withColumn("cell", cell).join(F.broadcast(cells), "cell")
+        .withColumn("bin", (F.col("base") + inside).cast("int"))
+    )  # fmt: skip
+
+
 def _bounded(records: Any, unit_type: str, k: int, key: str) -> Any:
     """At most ``k`` records per unit, ranked by a keyed hash of the record."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    missing = F.col("u").isNull()
+    u = F.col("u")
+    missing = u.isNull()
     if unit_type == "StringType":
-        missing = missing | (F.trim(F.col("u")) == "")
+        missing = missing | F.lower(F.trim(u)).isin(*MISSING_ID_TEXT)
+    elif unit_type in ("FloatType", "DoubleType"):
+        missing = missing | F.isnan(u)
     kept = records.where(~missing)
     same = Window.partitionBy("u", "bin").orderBy("bin")
     kept = kept.withColumn("j", F.row_number().over(same))

@@ -32,12 +32,15 @@ BATCH_ROWS = 1 << 20  # records per streamed batch (8 MB of values)
 _CELLS_PER_BIN = 4
 
 
-def edge_grid(edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+def edge_grid(
+    edges: np.ndarray, per_bin: int = _CELLS_PER_BIN
+) -> tuple[np.ndarray, np.ndarray, float]:
     """``(inner edges, start, h)``: ``start[c]`` counts the interior edges in cells before
-    ``c`` (``start`` has one entry more than there are cells)."""
+    ``c`` (``start`` has one entry more than there are cells). ``per_bin`` cells per bin
+    (one beyond 10**6 bins)."""
     n = edges.size - 1
     e0 = float(edges[0])
-    h = (float(edges[-1]) - e0) / (_CELLS_PER_BIN * n if n <= 1_000_000 else n)
+    h = (float(edges[-1]) - e0) / (per_bin * n if n <= 1_000_000 else n)
     inner = np.ascontiguousarray(edges[1:-1], dtype=np.float64)
     cell_of = np.floor((inner - e0) / h).astype(np.int64)
     top = int(np.floor((float(edges[-1]) - e0) / h))

@@ -77,6 +77,13 @@ method noise-free: a neighbour only reveals a data-dependent decision (a thresho
 a clustering cut, a private choice) when it moves it, so methods whose decisions
 are far from the default pairs need these.
 
+Record pairs. :func:`record_catalogue` gives pairs of record sets one record apart in
+each source (CSV, Parquet, list, numpy, pandas, polars, Arrow, Spark): ``-0.0`` at an
+edge, NaN, NULL and None unit ids, ragged records. :func:`audit_records` counts both
+sides through :func:`dphist.ingest.count` (both must count, or raise the same error,
+and stay one record apart whatever the salt of the per-unit bound) and audits a
+mechanism on the counts.
+
 Example
 -------
 >>> from dphist import audit
@@ -116,6 +123,14 @@ from .neighbours import (
     probe_boundaries,
     standard_histogram,
 )
+from .records import (
+    RecordOutcome,
+    RecordPair,
+    RecordResult,
+    audit_records,
+    ingest_pair,
+    record_catalogue,
+)
 
 __all__ = [
     "ALPHA",
@@ -128,15 +143,20 @@ __all__ = [
     "Neighbour",
     "Outputs",
     "PairResult",
+    "RecordOutcome",
+    "RecordPair",
+    "RecordResult",
     "audit",
     "audit_method",
     "audit_pair",
+    "audit_records",
     "catalogue",
     "clopper_pearson",
     "decision_pairs",
     "delta_lower_bound",
     "epsilon_lower_bound",
     "function_mechanism",
+    "ingest_pair",
     "ledger_check",
     "method_catalogue",
     "method_mechanism",
@@ -144,6 +164,7 @@ __all__ = [
     "pair",
     "pipeline_mechanism",
     "probe_boundaries",
+    "record_catalogue",
     "seeded_laplace",
     "standard_histogram",
     "suite_false_alarm_bound",
