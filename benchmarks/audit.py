@@ -29,6 +29,7 @@ from pathlib import Path
 
 import dphist as dh
 from dphist.lab import audit
+from dphist.lab.audit.bounds import TOP_K
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -136,7 +137,7 @@ def main() -> None:
     args = parser.parse_args()
 
     print(
-        f"audit: alpha = {audit.ALPHA:g} per pair, top {audit.TOP_K} events, "
+        f"audit: alpha = {audit.ALPHA:g} per pair, top {TOP_K} events, "
         f"{args.bins} bins, N_search = {args.n_search}, N_confirm = {args.n_confirm} per side"
     )
     print(header())

@@ -49,20 +49,24 @@ ALLOWED: dict[str, set[str]] = {
     "datasets": {"errors"},
     "synthetic": {"errors"},
     "resources": {"errors"},
+    "streams": {
+        "errors", "_io", "_kernel", "guarantee", "ingest", "methods", "release", "store",
+        "uncertainty",
+    },
     "cli": {
         "errors", "_kernel", "accuracy", "export", "groupsize", "ingest", "methods", "plot",
         "release", "resources", "session", "synthetic", "table", "uncertainty", "__init__",
-        "lab", "store",
+        "lab", "store", "streams",
     },
     "lab": {
         "errors", "_io", "_kernel", "_numeric", "blocks", "methods", "session", "release",
         "datasets", "synthetic", "metrics", "workloads", "groupsize", "plot", "uncertainty",
-        "ingest", "__init__",
+        "ingest", "__init__", "streams",
     },
     "__init__": {
         "errors", "_kernel", "accuracy", "datasets", "definitions", "export", "groupsize",
-        "ingest", "methods", "metrics", "records", "release", "session", "store", "synthetic",
-        "uncertainty", "workloads",
+        "ingest", "methods", "metrics", "records", "release", "session", "store", "streams",
+        "synthetic", "uncertainty", "workloads",
     },
     "__main__": {"cli"},
 }

@@ -112,6 +112,8 @@ def test_outputs_are_written_all_or_none(workdir, monkeypatch):
     calls = []
 
     def flaky(src, dst):
+        if Path(dst).resolve().parent != workdir.resolve():  # e.g. numba writing its cache
+            return real(src, dst)
         calls.append(dst)
         if Path(dst).name == "h.csv.ledger.json" and len(calls) == 4:  # the second target
             raise OSError(errno.EIO, "I/O error")

@@ -15,6 +15,7 @@ from . import (
     methods,
     metrics,
     store,
+    streams,
     synthetic,
     uncertainty,
     workloads,
@@ -28,6 +29,7 @@ from .records import histogram
 from .release import Release
 from .session import Session, publish, zcdp_methods
 from .store import BudgetStore
+from .streams import stream
 from .uncertainty import NoErrorBarError
 
 __version__ = "0.1.0"
@@ -59,6 +61,8 @@ __all__ = [
     "metrics",
     "publish",
     "store",
+    "stream",
+    "streams",
     "synthetic",
     "uncertainty",
     "workloads",

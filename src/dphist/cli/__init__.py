@@ -9,8 +9,8 @@ no traceback reaches the user (``DPHIST_TRACEBACK=1`` shows one for internal err
 
 Commands: ``demo`` and ``methods`` (:mod:`.info`), ``publish`` (:mod:`.publish`),
 ``check`` (:mod:`.check`: for the data owner, not private), ``plan`` (:mod:`.plan`),
-``groupsize`` (:mod:`.groupsize`), ``budget`` (:mod:`.budget`), ``bench`` and
-``reproduce`` (:mod:`.lab`).
+``groupsize`` (:mod:`.groupsize`), ``budget`` (:mod:`.budget`), ``stream``
+(:mod:`.stream`), ``bench`` and ``reproduce`` (:mod:`.lab`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 import typer
 
 from ..errors import DphistError
-from . import budget, check, groupsize, info, lab, plan, publish
+from . import budget, check, groupsize, info, lab, plan, publish, stream
 from .common import UsageError, app
 
 __all__ = ["app", "main"]
@@ -32,7 +32,7 @@ __all__ = ["app", "main"]
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 PREFIX = "dphist: error: "
 # importing the command modules registers their commands
-_COMMANDS = (budget, check, groupsize, info, lab, plan, publish)
+_COMMANDS = (budget, check, groupsize, info, lab, plan, publish, stream)
 
 
 def _fail(message: str, code: int) -> int:

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-__all__ = ["bin_tally", "edge_grid", "stream_counts", "tally"]
+__all__ = ["bin_args", "bin_tally", "edge_grid", "stream_counts", "tally"]
 
 BATCH_ROWS = 1 << 20  # records per streamed batch (8 MB of values)
 _CELLS_PER_BIN = 4
@@ -92,6 +92,16 @@ def tally(out, bins):  # pragma: no cover - compiled
         out[b] += 1
 
 
+def bin_args(binning: Any) -> tuple:
+    """``(lo, hi, width, inner, start, h)``: the arguments of :func:`bin_tally` after
+    ``out``, ``x`` and ``clip`` for numeric bins (equal widths by arithmetic, other edges
+    by the grid)."""
+    lo, hi = float(binning.edges[0]), float(binning.edges[-1])
+    if binning.domain is not None:  # equal widths: arithmetic, no grid
+        return lo, hi, float(binning.domain[2]), np.zeros(0), np.zeros(1, dtype=np.int64), 1.0
+    return lo, hi, 0.0, *edge_grid(binning.edges)
+
+
 def stream_counts(
     con: Any,
     sql: str,
@@ -105,14 +115,7 @@ def stream_counts(
 
     n = binning.n
     out = np.zeros(n + 1, dtype=np.int64)
-    grid = None
-    if binning.numeric:
-        lo, hi = float(binning.edges[0]), float(binning.edges[-1])
-        if binning.domain is not None:  # equal widths: arithmetic, no grid
-            empty = np.zeros(1, dtype=np.int64)
-            grid = (lo, hi, float(binning.domain[2]), np.zeros(0), empty, 1.0)
-        else:
-            grid = (lo, hi, 0.0, *edge_grid(binning.edges))
+    grid = bin_args(binning) if binning.numeric else None
     seen = 0
     try:
         for batch in con.sql(sql).to_arrow_reader(BATCH_ROWS):
