@@ -100,6 +100,23 @@ def test_sensitivities_equal_brute_force_column_sums(data, n):
         assert q.size == dense(q, n).shape[0]
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 13, 16, 33, 100])
+def test_haar_sums_by_brute_force(n):
+    """Privelet's coefficients: the answers of the Haar intervals, the L1 and squared L2
+    sensitivity of the dense matrix (every changed coefficient moves by one)."""
+    from dphist._kernel.operators import HaarSums, SignedIntervalSums
+    from dphist._numeric.wavelet import haar_depth, haar_intervals
+
+    q = HaarSums(n)
+    x = np.random.default_rng(n).integers(0, 50, n)
+    assert np.array_equal(q.apply(x), SignedIntervalSums(n, *haar_intervals(n)).apply(x))
+    matrix = dense(q, n)
+    assert q.size == matrix.shape[0]
+    assert q.sensitivity == brute_sensitivity(q, n) == haar_depth(n) + 1
+    assert q.sensitivity2 == int((matrix**2).sum(axis=0).max())
+    assert set(np.unique(matrix)) <= {-1, 0, 1}
+
+
 def test_named_sensitivities():
     n = 37
     # a 4-level binary-ish tree as intervals: each bin is covered once per level

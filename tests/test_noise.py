@@ -116,7 +116,7 @@ def test_bounded_integers_are_uniform(m):
 
 
 def test_below_signals_exhaustion_instead_of_reading_past_the_buffer():
-    words = np.array([2**63 - 1], dtype=np.uint64)  # rejected for m = 3
+    words = np.array([2**64 - 1], dtype=np.uint64)  # its top 63 bits are rejected for m = 3
     _, pos = nz.uniform_below(words, 0, np.uint64(3))
     assert pos == -1
 

@@ -22,6 +22,7 @@ is read or any budget is spent.
 from __future__ import annotations
 
 import os
+import time
 
 from .errors import ValidationError
 
@@ -73,7 +74,18 @@ def memory_estimate(
 
 
 def available_memory() -> int | None:
-    """Bytes of memory available to this process now, or None when unknown."""
+    """Bytes of memory available to this process now, or None when unknown (read at
+    most every half second: a loop of small releases need not read /proc each time)."""
+    now = time.monotonic()
+    if now - _last_read[0] > 0.5:
+        _last_read[:] = [now, _read_available_memory()]
+    return _last_read[1]
+
+
+_last_read: list = [-1.0, None]
+
+
+def _read_available_memory() -> int | None:
     try:
         with open("/proc/meminfo", encoding="ascii") as f:
             for line in f:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from enum import StrEnum
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
@@ -46,6 +47,11 @@ def as_fraction(value: object, *, name: str) -> Fraction:
     rational is the number the user wrote. Integers, ``Fraction``, ``Decimal`` and
     decimal strings are exact already. Booleans and non-finite values are refused.
     """
+    kind = type(value)
+    if kind is Fraction:
+        return value
+    if kind is float and math.isfinite(value):
+        return _shortest_decimal(value)
     if isinstance(value, bool | np.bool_):
         raise InputTypeError(f"{name} must be a number; got a boolean ({value!r})")
     if isinstance(value, Fraction):
@@ -60,7 +66,7 @@ def as_fraction(value: object, *, name: str) -> Fraction:
         f = float(value)
         if not math.isfinite(f):
             raise ValidationError(f"{name} must be finite; got {f!r}")
-        return Fraction(repr(f))
+        return _shortest_decimal(f)
     if isinstance(value, str):
         try:
             return Fraction(value.strip())
@@ -69,6 +75,14 @@ def as_fraction(value: object, *, name: str) -> Fraction:
     raise InputTypeError(f"{name} must be a number; got {type(value).__name__}")
 
 
+@lru_cache(maxsize=1024)
+def _shortest_decimal(f: float) -> Fraction:
+    """The rational a float's shortest round-tripping decimal names (cached: the same
+    few epsilons and shares are read on every release)."""
+    return Fraction(repr(f))
+
+
+_ZERO = Fraction(0)
 MAX_EPSILON = Fraction(10**30)
 """Largest epsilon accepted: beyond it the noise is far below one count and methods'
 float arithmetic (``1/epsilon**2`` and the like) would leave the float range."""
@@ -79,7 +93,7 @@ def validate_epsilon(value: object, *, name: str = "epsilon") -> Fraction:
     if value is None:
         raise InputTypeError(f"{name} is required (a positive number such as 0.5); got None")
     eps = as_fraction(value, name=name)
-    if eps <= 0:
+    if eps.numerator <= 0:
         raise ValidationError(f"{name} must be > 0; got {value!r}")
     if eps > MAX_EPSILON:
         shown = repr(value) if len(repr(value)) <= 30 else "a larger value"
@@ -127,6 +141,8 @@ def resolve_shares(epsilon: Fraction, shares: Mapping[str, object]) -> dict[str,
     at most one block takes ``REST`` and it must receive a positive amount.
     Raises :class:`BudgetPlanError` naming the offending block otherwise.
     """
+    if len(shares) == 1 and next(iter(shares.values())) is REST:
+        return {block: epsilon for block in shares}  # one block takes it all
     fixed: dict[str, Fraction] = {}
     rest: list[str] = []
     for block, share in shares.items():
@@ -227,13 +243,13 @@ class Accountant:
     """
 
     def __init__(self, cap: Fraction, *, label: str = "session", parent: Accountant | None = None):
-        if not isinstance(cap, Fraction) or cap < 0:
+        if not isinstance(cap, Fraction) or cap.numerator < 0:
             raise ValidationError(f"budget cap must be a non-negative Fraction; got {cap!r}")
         self.cap = cap
         self.label = label
         self._parent = parent
         self._lock: threading.RLock = parent._lock if parent is not None else threading.RLock()
-        self._spent = Fraction(0)
+        self._spent = _ZERO
         self._charges: list[Charge] = []
 
     @property
@@ -242,7 +258,7 @@ class Accountant:
 
     @property
     def remaining(self) -> Fraction:
-        return self.cap - self._spent
+        return self.cap - self._spent if self._spent else self.cap
 
     @property
     def ledger(self) -> tuple[Charge, ...]:
@@ -261,7 +277,7 @@ class Accountant:
         """A sub-budget of at most ``cap``; refused at once if ``cap`` exceeds what remains."""
         with self._lock:
             for level in self._chain():
-                if cap > level.remaining:
+                if _over(level._spent, cap, level.cap):
                     raise BudgetExceededError(
                         f"{label!r} asked for epsilon={exact_text(cap)} but {level.label!r} has "
                         f"only epsilon={exact_text(level.remaining)} left "
@@ -276,12 +292,12 @@ class Accountant:
     def charge(self, charge: Charge) -> Charge:
         """Record ``charge`` at every level, or raise :class:`BudgetExceededError`."""
         eps = charge.epsilon
-        if not isinstance(eps, Fraction) or eps <= 0:
+        if not isinstance(eps, Fraction) or eps.numerator <= 0:
             raise ValidationError(f"a charge needs a positive exact epsilon; got {eps!r}")
         with self._lock:
             chain = self._chain()
             for level in chain:
-                if level._spent + eps > level.cap:
+                if _over(level._spent, eps, level.cap):
                     raise BudgetExceededError(
                         f"block {charge.block!r} asked {charge.primitive} for "
                         f"epsilon={exact_text(eps)} but {level.label!r} has only "
@@ -293,9 +309,16 @@ class Accountant:
                         remaining=level.remaining,
                     )
             for level in chain:
-                level._spent += eps
+                level._spent = level._spent + eps if level._spent else eps
                 level._charges.append(charge)
         return charge
+
+
+def _over(spent: Fraction, more: Fraction, cap: Fraction) -> bool:
+    """``spent + more > cap``, on the integers (no intermediate Fraction: this runs for
+    every level of every charge)."""
+    sd, md, cd = spent.denominator, more.denominator, cap.denominator
+    return (spent.numerator * md + more.numerator * sd) * cd > cap.numerator * sd * md
 
 
 def exact_text(q: Fraction) -> str:

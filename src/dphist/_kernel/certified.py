@@ -11,7 +11,7 @@ never grow, so the limit lies between any two consecutive partial sums).
 
 from __future__ import annotations
 
-from fractions import Fraction
+from functools import lru_cache
 
 __all__ = [
     "Interval",
@@ -25,20 +25,27 @@ __all__ = [
 Interval = tuple[int, int]
 
 
-def _series_bounds(f: Fraction, w: int) -> Interval:
-    """``exp(-f)`` for ``0 <= f <= 1`` at precision ``w``: consecutive partial sums."""
-    term = Fraction(1)
-    total = Fraction(1)
+def _series_bounds(num: int, den: int, w: int) -> Interval:
+    """``exp(-num/den)`` for ``0 <= num <= den`` at precision ``w``: consecutive partial
+    sums, kept as exact integer fractions ``total / (den**k k!)`` (no gcd per step)."""
+    total = scale = 1  # partial sum total / scale
+    term = 1  # num**k, the k-th term times scale
     k = 0
-    eps = Fraction(1, 1 << (w + 2))
     while True:
         k += 1
-        term = term * f / k
+        term *= num
+        total *= den * k
+        scale *= den * k
         nxt = total - term if k % 2 else total + term
-        if term <= eps:
+        if term << (w + 2) <= scale:  # the term is at most 2**-(w + 2)
             lo, hi = min(total, nxt), max(total, nxt)
-            return (lo.numerator << w) // lo.denominator, -((-hi.numerator << w) // hi.denominator)
+            return (lo << w) // scale, -((-hi << w) // scale)
         total = nxt
+
+
+@lru_cache(maxsize=8)
+def _exp_minus_one(w: int) -> Interval:
+    return _series_bounds(1, 1, w)
 
 
 def imul(a: Interval, b: Interval, w: int) -> Interval:
@@ -62,9 +69,9 @@ def exp_neg(num: int, den: int, w: int) -> Interval:
     if whole > w:  # exp(-whole) < 2**-w
         return 0, 1
     g = w + 64  # guard bits for the powers of exp(-1)
-    frac = _series_bounds(Fraction(rest, den), g)
+    frac = _series_bounds(rest, den, g)
     power = (1 << g, 1 << g)
-    base = _series_bounds(Fraction(1), g)
+    base = _exp_minus_one(g)
     while whole:
         if whole & 1:
             power = imul(power, base, g)

@@ -1,17 +1,19 @@
-"""Exact coins from uniform 63-bit words: the samplers' integer primitives.
+"""Exact coins from uniform words: the samplers' integer primitives.
 
 Canonne, Kamath and Steinke (NeurIPS 2020), Algorithms 1 and 2, on integers only:
 fair coins, Bernoulli(2/e) and Bernoulli(exp(-r/t)) coins, the geometric and
 discrete Laplace variables built from them, and the tail event ``Z <= -m`` as a
 product of such coins (see ``partition.py`` and the kernel NOTES). Every function
 takes ``(words, pos, ...)`` and returns its result with the next position; ``pos < 0``
-means the words ran out (the caller refills and replays the step).
+means the words ran out (the caller refills and replays the step). A coin reads the
+top 63 bits of a 64-bit word (``words[pos] >> 1``).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from .._jit import njit
 
 __all__ = [
     "bernoulli_exp_neg",
@@ -27,6 +29,7 @@ __all__ = [
 
 _CAP = 1 << 62  # saturation of muldivmod
 _MAX_LOOP = 127  # loop guards: trips with probability below 1/127! or e**-128
+_DROP = np.uint64(1)  # a coin reads a word's top 63 bits
 
 
 @njit(cache=True)
@@ -34,7 +37,7 @@ def uniform_below(words, pos, m):
     """Exactly uniform integer in [0, m) by rejection on 63-bit words; pos < 0 = exhausted."""
     limit = (np.uint64(1) << np.uint64(63)) // m * m
     while 0 <= pos < words.shape[0]:
-        w = words[pos]
+        w = words[pos] >> _DROP
         pos += 1
         if w < limit:
             return w % m, pos
@@ -67,7 +70,7 @@ def fair_heads(words, pos, k):
     while k > 0:
         if pos < 0 or pos >= n:
             return False, -1
-        w = words[pos]
+        w = words[pos] >> _DROP
         pos += 1
         take = k if k < 63 else 63
         mask = (np.uint64(1) << np.uint64(take)) - np.uint64(1)
@@ -82,7 +85,7 @@ def uniform_bits(words, pos, h):
     """Uniform integer in [0, 2**h), h <= 62."""
     if pos < 0 or pos >= words.shape[0]:
         return 0, -1
-    w = words[pos]
+    w = words[pos] >> _DROP
     return np.int64(w & ((np.uint64(1) << np.uint64(h)) - np.uint64(1))), pos + 1
 
 
@@ -120,7 +123,7 @@ def negative_sign(words, pos, t, s):
     while True:
         if pos < 0 or pos >= n:
             return False, -1
-        w = words[pos]
+        w = words[pos] >> _DROP
         pos += 1
         if (w & np.uint64(1)) == np.uint64(0):
             return False, pos
@@ -167,7 +170,7 @@ def laplace_draw(words, pos, t, s):
             return 0, pos
         if pos >= n:
             return 0, -1
-        negative = (words[pos] & np.uint64(1)) == np.uint64(1)
+        negative = ((words[pos] >> _DROP) & np.uint64(1)) == np.uint64(1)
         pos += 1
         if negative and y == 0:
             continue

@@ -16,6 +16,7 @@ rounding because a count is huge. Clamping each count at a public constant is
 from __future__ import annotations
 
 import numbers
+from functools import lru_cache
 
 import numpy as np
 
@@ -36,6 +37,8 @@ _RAW_RECORDS_HINT = (
 
 def records_per_unit(max_records: object) -> int:
     """The public bound on one privacy unit's records, checked: an integer >= 1."""
+    if type(max_records) is int and max_records >= 1:
+        return max_records
     if isinstance(max_records, bool) or not isinstance(max_records, numbers.Integral):
         raise InputTypeError(f"max_records must be an integer >= 1; got {max_records!r}")
     if max_records < 1:
@@ -122,8 +125,8 @@ def protect(counts: object, *, max_records: int = 1) -> ProtectedCounts:
                 f"counts must be whole numbers; {int(frac.sum())} entries have a fractional "
                 f"part (first at index {int(np.argmax(frac))})"
             )
-    neg = arr < 0
-    if neg.any():
+    if arr.dtype.kind != "u" and arr.min() < 0:  # one reduction, no temporary array
+        neg = arr < 0
         raise DomainError(
             f"counts must be non-negative; {int(neg.sum())} entries are negative "
             f"(first at index {int(np.argmax(neg))})"
@@ -139,11 +142,16 @@ def _clamped(arr: np.ndarray, cap: int) -> np.ndarray:
     out = np.empty(arr.shape, dtype=np.int64)
     if arr.dtype.kind == "f":
         np.minimum(arr, float(cap), out=out, casting="unsafe")  # whole numbers: exact
-    elif cap > np.iinfo(arr.dtype).max:
+    elif cap > _int_max(arr.dtype):
         out[...] = arr  # a narrow integer type never reaches the cap
     else:
         np.minimum(arr, arr.dtype.type(cap), out=out, casting="unsafe")
     return out
+
+
+@lru_cache(maxsize=16)
+def _int_max(dtype: np.dtype) -> int:
+    return int(np.iinfo(dtype).max)
 
 
 class ProtectedCounts:

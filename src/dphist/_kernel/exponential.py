@@ -20,8 +20,8 @@ probability below ``exp(-2**62)`` replaced by a smaller one).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from .._jit import njit
 from .coins import muldivmod
 from .noise import BitSource, bernoulli_exp_neg, uniform_below
 

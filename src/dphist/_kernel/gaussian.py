@@ -18,11 +18,11 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from numba import njit
 
+from .._jit import njit
 from ..errors import InternalError, ValidationError
 from .coins import bernoulli_exp_neg, laplace_draw
-from .lookup import gaussian_add, gaussian_one
+from .lookup import gaussian_add
 from .noise import BitSource, drive, use_tables
 from .tables import gaussian_size, gaussian_table
 
@@ -129,8 +129,9 @@ def add_discrete_gaussian(bits: BitSource, out: np.ndarray, a: int, b: int) -> N
     """Add to the int64 vector ``out``, in place, independent draws with
     ``P(y) proportional to exp(-y**2 b / (2 a))``.
 
-    Large requests use a certified inversion table (:mod:`~dphist._kernel.tables`,
-    about one word a draw, tails by exact rejection); small ones Algorithm 3 directly.
+    Most requests use a certified inversion table (:mod:`~dphist._kernel.tables`,
+    about one 16-bit unit a draw, tails by exact rejection); small ones Algorithm 3
+    directly.
     Both are exact; the choice depends on public sizes only.
     """
     q = _q(a, b)
@@ -139,7 +140,8 @@ def add_discrete_gaussian(bits: BitSource, out: np.ndarray, a: int, b: int) -> N
     if out.dtype != np.int64 or out.ndim != 1:
         raise InternalError("noise is added to a 1-D int64 vector")
     if use_tables(out.shape[0], gaussian_size(a, b)):
-        drive(bits, out, gaussian_add, (*gaussian_table(a, b).args, a, b), 1, gaussian_one)
+        args = (*gaussian_table(a, b).args, a, b)
+        drive(bits, out, gaussian_add, args, 1, 4)
         return
     t = math.isqrt(a // b) + 1
     # |Y| t b must fit in 63 bits; a proposal beyond 2**62 / (t b) >= 2**33 / t has

@@ -1,194 +1,280 @@
-"""Compiled table samplers: exact discrete Laplace and Gaussian noise, one word a value.
+"""Compiled table samplers: exact discrete Laplace and Gaussian noise from 16-bit units.
 
-Each kernel adds draws to ``out[start:]`` in place and consumes the words in stream
-order: draw ``i`` starts where draw ``i - 1`` ended. It returns ``(next index, next
-position, status)``; status ``-1`` means the words ran out inside a draw, which the
-caller replays from that draw's first word (returned as the position) once more
-words are appended, so no word is skipped or reused and the output is a function of
-the word stream alone, whatever the buffer sizes. Status ``-2`` is a headroom guard
-(a 189-bit tie with a threshold, or a magnitude beyond ``2**62``): raised, never
-resampled. Status ``-3`` hands a draw whose first word ties with a threshold's (or a
-Gaussian tail) to the one-draw functions ``*_one``, which redo it from its first word
-with the complete lookup: the fast loop stays small enough to run at memory speed.
-The tables are built and certified in :mod:`~dphist._kernel.tables`.
+The tables (:mod:`~dphist._kernel.tables`) are read from a stream of 16-bit units
+(the source's 64-bit words, four units each, in order). Each kernel adds draws to
+``out[start:]`` in place and consumes units in stream order: draw ``i`` starts where
+draw ``i - 1`` ended. A draw's first unit usually decides it (no threshold starts in
+its cell); otherwise the thresholds in the cell are compared with it, and on a tie
+with the next units. A Laplace draw beyond its top table continues from a tail table
+(one compiled function draws everything); a Gaussian tail is finished by
+:func:`gaussian_one` with exact coins on 64-bit words made of four units each
+(:func:`pack_words`).
+
+Kernels return ``(next index, next position, status)``: status ``-1`` means the units
+ran out inside a draw, which the caller replays from that draw's first unit (returned
+as the position) once more units are appended, so no unit is skipped or reused and
+the output is a function of the unit stream alone, whatever the buffer sizes. Status
+``-2`` is a headroom guard (a 192-bit tie with a threshold, or a magnitude beyond
+``2**62``): raised, never resampled.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from .._jit import njit
 from .coins import exp_coin, geometric_draw
-from .tables import DIGIT_BITS
+from .tables import DIGIT_BITS, THRESHOLD_UNITS
 
 __all__ = ["gaussian_add", "gaussian_one", "laplace_add", "laplace_one", "table_index"]
 
-
-@njit(cache=True, inline="always")
-def fast_index(words, pos, first, th, guide, shift):  # pragma: no cover - compiled
-    """Outcome ``#{j : B_j <= V}`` from ``V``'s first word ``words[pos]`` (the caller
-    checks it exists); ``(0, -3)`` when that word ties with a threshold's."""
-    u = words[pos]
-    k = np.int64(guide[u >> np.uint64(shift)])
-    size = first.shape[0]
-    while k < size and first[k] <= u:
-        k += 1
-    if k > 0 and first[k - 1] == u:
-        return 0, -3
-    return k, pos + 1
+_MAX_Q = (1 << 62) - 2  # |Y| = 1 + 256**D Q + digits stays below 2**62
 
 
 @njit(cache=True)
-def table_index(words, pos, first, th, guide, shift):  # pragma: no cover - compiled
-    """The complete inversion: on a tie with thresholds ``j..k-1`` compare ``V``'s next
-    words with theirs, read lazily; ``pos`` -1 when the words run out, -2 on a tie of
-    all 189 bits."""
-    n = words.shape[0]
+def table_index(units, pos, th, cum, shift, row):  # pragma: no cover - compiled
+    """Outcome ``#{j : B_j <= V}`` of table ``row``, ``V`` read from ``units[pos:]``:
+    the cell of the first unit's top bits narrows the candidates to the thresholds
+    starting in it, the first unit and then each further one to those continuing with
+    it; ``pos`` -1 when the units run out, -2 on a tie of all 192 bits."""
+    n = units.shape[0]
     if pos >= n:
         return 0, -1
-    u = words[pos]
+    v = units[pos]
     pos += 1
-    k = np.int64(guide[u >> np.uint64(shift)])
-    size = first.shape[0]
-    while k < size and first[k] <= u:
-        k += 1
-    if k == 0 or first[k - 1] != u:
-        return k, pos
-    j = k - 1
-    while j > 0 and first[j - 1] == u:
-        j -= 1
-    if pos >= n:
-        return 0, -1
-    u1 = words[pos]
-    pos += 1
-    u2 = np.uint64(0)
-    have2 = False
-    while j < k:
-        if th[j, 1] > u1:
-            return j, pos
-        if th[j, 1] == u1:
-            if not have2:
-                if pos >= n:
-                    return 0, -1
-                u2 = words[pos]
-                pos += 1
-                have2 = True
-            if th[j, 2] > u2:
-                return j, pos
-            if th[j, 2] == u2:
+    cell = v >> shift
+    lo = np.int64(cum[row, cell])
+    hi = np.int64(cum[row, cell + 1])
+    c = 0
+    while lo < hi:
+        while lo < hi and th[lo * THRESHOLD_UNITS + c] < v:
+            lo += 1
+        top = lo
+        while top < hi and th[top * THRESHOLD_UNITS + c] == v:
+            top += 1
+        hi = top
+        c += 1
+        if lo < hi:  # equal so far: the next unit decides
+            if c == THRESHOLD_UNITS:
                 return 0, -2
-        j += 1
-    return k, pos
+            if pos >= n:
+                return 0, -1
+            v = units[pos]
+            pos += 1
+    return lo - cum[row, 0], pos
 
 
 @njit(cache=True)
-def laplace_add(
-    words, pos, out, start, top_first, top_th, top_guide, top_shift, tail_first, tail_th,
-    tail_guide, tail_shift, dig_first, dig_th, dig_guide, dig_shift, m, d,
-):  # pragma: no cover - compiled  # fmt: skip
+def pack_words(units, pos, count):  # pragma: no cover - compiled
+    """``count`` 64-bit words from ``units[pos:]``, four units each in stream order."""
+    words = np.empty(count, dtype=np.uint64)
+    for i in range(count):
+        p = pos + 4 * i
+        words[i] = (
+            (np.uint64(units[p]) << np.uint64(48))
+            | (np.uint64(units[p + 1]) << np.uint64(32))
+            | (np.uint64(units[p + 2]) << np.uint64(16))
+            | np.uint64(units[p + 3])
+        )
+    return words
+
+
+@njit(cache=True)
+def tail_geometric(units, pos, t, s):  # pragma: no cover - compiled
+    """``G`` with ``P(G >= j) = exp(-j s/t)`` (CKS20's geometric step) on words made of
+    the units from ``pos``; a window of words that runs short grows before the units
+    do, so the result depends on the unit stream only."""
+    count = 16
+    while True:
+        avail = (units.shape[0] - pos) // 4
+        c = min(count, avail)
+        g, wp = geometric_draw(pack_words(units, pos, c), 0, t, s)
+        if wp >= 0:
+            return g, pos + 4 * wp
+        if wp < -1 or c == avail:
+            return 0, wp
+        count *= 16
+
+
+@njit(cache=True)
+def laplace_one(units, pos, th, cum, shift, m, d):  # pragma: no cover - compiled
+    """One discrete Laplace draw with :func:`table_index`, tails included:
+    ``(value, next position)``, the reference :func:`laplace_add` must agree with."""
+    k, pos = table_index(units, pos, th, cum, shift, 0)
+    if pos < 0 or k == m + 1:
+        return 0, pos
+    negative = k <= m
+    q = m - k if negative else k - m - 2
+    if k == 0 or k == 2 * m + 2:  # Q >= m: memoryless, Q - m from the tail table
+        q = m
+        while True:
+            g, pos = table_index(units, pos, th, cum, shift, 1)
+            if pos < 0:
+                return 0, pos
+            q += g
+            if g < m:
+                break
+            if q > _MAX_Q >> (DIGIT_BITS * d):
+                return 0, -2
+    for r in range(2, d + 2):
+        digit, pos = table_index(units, pos, th, cum, shift, r)
+        if pos < 0:
+            return 0, pos
+        q = (q << DIGIT_BITS) + digit
+    return (-(q + 1) if negative else q + 1), pos
+
+
+@njit(cache=True)
+def laplace_add(units, pos, out, start, th, cum, shift, m, d):  # pragma: no cover
     """Discrete Laplace draws added to ``out[start:]`` (statuses in the module doc).
 
-    Top outcome ``k`` is the value ``k - m - 1`` when there are no digits; otherwise
-    it gives the sign and ``Q``, and one lookup per digit follows. A tail outcome
-    (``Q >= m``) or a tie goes to :func:`laplace_one`.
+    Each draw reads row 0 (the sign and ``Q``, or zero), the tail row while ``Q >= m``
+    and the ``d`` digit rows, one lookup each: :func:`table_index` written out once
+    for all rows (a call per draw costs more than the draw; one compiled function).
     """
-    n = words.shape[0]
+    n = units.shape[0]
+    edge = 2 * m + 2
+    last = d + 1
     i = start
     while i < out.shape[0]:
-        if pos + d >= n:
-            return i, pos, -1
-        k, nxt = fast_index(words, pos, top_first, top_th, top_guide, top_shift)
-        if nxt < 0 or k == 0 or k == 2 * m + 2:
-            return i, pos, -3
-        if d == 0:
-            out[i] += k - m - 1
-        elif k != m + 1:
-            g = np.int64(k - m - 2 if k > m else m - k)
-            for j in range(d - 1, -1, -1):
-                r, nxt = fast_index(words, nxt, dig_first[j], dig_th[j], dig_guide[j], dig_shift)
-                if nxt < 0:
-                    return i, pos, -3
-                g = (g << DIGIT_BITS) + r
-            out[i] += g + 1 if k > m else -(g + 1)
-        pos = nxt
+        first = pos
+        row = 0
+        sign = np.int64(1)
+        q = np.int64(0)
+        y = np.int64(0)
+        while True:
+            if pos >= n:
+                return i, first, -1
+            v = units[pos]
+            pos += 1
+            cell = v >> shift
+            lo = np.int64(cum[row, cell])
+            hi = np.int64(cum[row, cell + 1])
+            c = 0
+            while lo < hi:  # thresholds start in this cell: compare unit by unit
+                while lo < hi and th[lo * THRESHOLD_UNITS + c] < v:
+                    lo += 1
+                top = lo
+                while top < hi and th[top * THRESHOLD_UNITS + c] == v:
+                    top += 1
+                hi = top
+                c += 1
+                if lo < hi:
+                    if c == THRESHOLD_UNITS:
+                        return i, first, -2
+                    if pos >= n:
+                        return i, first, -1
+                    v = units[pos]
+                    pos += 1
+            k = lo - cum[row, 0]
+            if row == 0:
+                y = k - m - 1  # the value itself when there is no tail and no digit
+                if k == 0 or k == edge:  # Q >= m
+                    sign = np.int64(-1) if k == 0 else np.int64(1)
+                    q = m
+                    row = 1
+                    continue
+                if d == 0 or y == 0:
+                    break
+                sign = np.int64(1) if y > 0 else np.int64(-1)
+                q = sign * y - 1
+                row = 2
+            elif row == 1:  # the tail: Q - m, or m more and again
+                q += k
+                if k == m:
+                    if q > _MAX_Q >> (DIGIT_BITS * d):
+                        return i, first, -2
+                    continue
+                if d == 0:
+                    y = sign * (q + 1)
+                    break
+                row = 2
+            else:
+                q = (q << DIGIT_BITS) + k
+                if row == last:
+                    y = sign * (q + 1)
+                    break
+                row += 1
+        out[i] += y
         i += 1
     return i, pos, 0
 
 
 @njit(cache=True)
-def laplace_one(
-    words, pos, top_first, top_th, top_guide, top_shift, tail_first, tail_th, tail_guide,
-    tail_shift, dig_first, dig_th, dig_guide, dig_shift, m, d,
-):  # pragma: no cover - compiled  # fmt: skip
-    """One discrete Laplace draw with the complete lookup, tails included:
-    ``(value, next position)``, the reference :func:`laplace_add` must agree with."""
-    k, pos = table_index(words, pos, top_first, top_th, top_guide, top_shift)
-    if pos < 0 or k == m + 1:
-        return 0, pos
-    negative = k <= m
-    q = m - k if negative else k - m - 2
-    if k == 0 or k == 2 * m + 2:  # Q >= m: memoryless, draw Q - m again
-        limit = (np.int64(1) << np.int64(62 - DIGIT_BITS * d)) - 2
-        q = m
-        while True:
-            r, pos = table_index(words, pos, tail_first, tail_th, tail_guide, tail_shift)
-            if pos < 0:
-                return 0, pos
-            q += r
-            if r < m:
-                break
-            if q > limit:
-                return 0, -2
-    g = np.int64(q)
-    for j in range(d - 1, -1, -1):
-        r, pos = table_index(words, pos, dig_first[j], dig_th[j], dig_guide[j], dig_shift)
-        if pos < 0:
-            return 0, pos
-        g = (g << DIGIT_BITS) + r
-    return (-(g + 1) if negative else g + 1), pos
-
-
-@njit(cache=True)
-def gaussian_tail(words, pos, half, a, b):  # pragma: no cover - compiled
+def gaussian_tail(units, pos, half, a, b):  # pragma: no cover - compiled
     """``G >= 0`` with ``P(G = g)`` proportional to ``exp(-(T + 1 + g)**2 b/(2a))``:
     propose ``g`` geometric with ratio ``exp(-(T + 1) b/a)`` and accept with
-    ``exp(-g**2 b/(2a))`` (their product is the target up to a constant)."""
+    ``exp(-g**2 b/(2a))`` (their product is the target up to a constant); coins on
+    words made of units, as in :func:`tail_geometric`."""
     while True:
-        g, pos = geometric_draw(words, pos, a, (half + 1) * b)
+        g, pos = tail_geometric(units, pos, a, (half + 1) * b)
         if pos < 0:
             return 0, pos
         if g > (np.int64(1) << np.int64(30)) or g * g > (np.int64(1) << np.int64(61)) // b:
             return 0, -2
-        ok, pos = exp_coin(words, pos, g * g * b, 2 * a)
-        if pos < 0:
-            return 0, pos
+        count = 16
+        while True:
+            avail = (units.shape[0] - pos) // 4
+            c = min(count, avail)
+            ok, wp = exp_coin(pack_words(units, pos, c), 0, g * g * b, 2 * a)
+            if wp >= 0 or wp < -1 or c == avail:
+                break
+            count *= 16
+        if wp < 0:
+            return 0, wp
+        pos += 4 * wp
         if ok:
             return g, pos
 
 
 @njit(cache=True)
-def gaussian_add(words, pos, out, start, first, th, guide, shift, half, a, b):  # pragma: no cover
-    """Discrete Gaussian draws (``tables.GaussianTable``) added to ``out[start:]``; a
-    tie or a tail outcome (``|y| > T``) goes to :func:`gaussian_one`."""
-    n = words.shape[0]
-    i = start
-    while i < out.shape[0]:
-        if pos >= n:
-            return i, pos, -1
-        k, nxt = fast_index(words, pos, first, th, guide, shift)
-        if nxt < 0 or k == 0 or k == 2 * half + 2:
-            return i, pos, -3
-        out[i] += k - half - 1
-        pos = nxt
-        i += 1
-    return i, pos, 0
+def gaussian_one(units, pos, th, cum, shift, half, a, b):  # pragma: no cover - compiled
+    """One discrete Gaussian draw with the complete lookup: ``(value, next position)``."""
+    k, pos = table_index(units, pos, th, cum, shift, 0)
+    if pos < 0 or 0 < k < 2 * half + 2:
+        return k - half - 1, pos
+    g, pos = gaussian_tail(units, pos, half, a, b)
+    return (half + 1 + g if k else -(half + 1 + g)), pos
 
 
 @njit(cache=True)
-def gaussian_one(words, pos, first, th, guide, shift, half, a, b):  # pragma: no cover
-    """One discrete Gaussian draw with the complete lookup: ``(value, next position)``."""
-    k, pos = table_index(words, pos, first, th, guide, shift)
-    if pos < 0 or 0 < k < 2 * half + 2:
-        return k - half - 1, pos
-    g, pos = gaussian_tail(words, pos, half, a, b)
-    return (half + 1 + g if k else -(half + 1 + g)), pos
+def gaussian_add(units, pos, out, start, th, cum, shift, half, a, b):  # pragma: no cover
+    """Discrete Gaussian draws (``tables.GaussianTable``) added to ``out[start:]``; the
+    lookup written out as in :func:`laplace_add`, a tail outcome (``|y| > T``) redone
+    by :func:`gaussian_one`."""
+    n = units.shape[0]
+    edge = 2 * half + 2
+    i = start
+    while i < out.shape[0]:
+        first = pos
+        if pos >= n:
+            return i, first, -1
+        v = units[pos]
+        pos += 1
+        cell = v >> shift
+        lo = np.int64(cum[0, cell])
+        hi = np.int64(cum[0, cell + 1])
+        c = 0
+        while lo < hi:  # as in laplace_add
+            while lo < hi and th[lo * THRESHOLD_UNITS + c] < v:
+                lo += 1
+            top = lo
+            while top < hi and th[top * THRESHOLD_UNITS + c] == v:
+                top += 1
+            hi = top
+            c += 1
+            if lo < hi:
+                if c == THRESHOLD_UNITS:
+                    return i, first, -2
+                if pos >= n:
+                    return i, first, -1
+                v = units[pos]
+                pos += 1
+        y = lo - half - 1
+        if lo == 0 or lo == edge:
+            y, pos = gaussian_one(units, first, th, cum, shift, half, a, b)
+            if pos < 0:
+                return i, first, pos
+        out[i] += y
+        i += 1
+    return i, pos, 0

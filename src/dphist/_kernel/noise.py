@@ -7,14 +7,16 @@ stream; which one runs depends on public sizes only (:func:`use_tables`):
   Differential Privacy" (NeurIPS 2020), Algorithms 1 and 2 -- Bernoulli(exp(-gamma))
   by the alternating-series trick, a geometric variable built from it, and the
   discrete Laplace as ``floor(X/s)`` with a random sign (about twelve words a draw).
-* Large requests: inversion by certified tables (:mod:`~dphist._kernel.tables`,
-  :mod:`~dphist._kernel.lookup`): one word a draw up to scale 1024, two up to 2**22.
+* Larger requests: inversion by certified tables (:mod:`~dphist._kernel.tables`,
+  :mod:`~dphist._kernel.lookup`): one 16-bit unit a draw up to scale 256, two up to
+  65,536.
 
-Only integer operations on uniform random words are used, so both laws are exact
+Only integer operations on uniform random bits are used, so both laws are exact
 given unbiased bits: no floating-point rounding can make outputs porous (Mironov
 2012). Noise is added in place, in chunks of at most ``_CHUNK`` words.
 
-Bit sources, each one stream of 63-bit words:
+Bit sources, each one stream of uniform 64-bit words (the coins of CKS20 use a
+word's top 63 bits; the tables read words as four 16-bit units):
 
 * :class:`SystemBits` (secure mode): the operating system's CSPRNG via
   ``os.urandom``. It takes no seed, keeps no state (so it is fork-safe: words a
@@ -37,11 +39,11 @@ import os
 from fractions import Fraction
 
 import numpy as np
-from numba import njit
 
+from .._jit import njit
 from ..errors import InputTypeError, InternalError, PrivacyError, ValidationError
 from .coins import bernoulli_exp_neg, laplace_draw, uniform_below
-from .lookup import laplace_add, laplace_one
+from .lookup import laplace_add
 from .tables import laplace_size, laplace_tables
 
 __all__ = [
@@ -66,10 +68,11 @@ _CHUNK = 1 << 20  # words per fetch (8 MB): the samplers' memory is bounded by i
 
 
 class BitSource:
-    """Supplies vectors of uniform 63-bit words (``uint64`` values below 2**63), one
-    stream: a sampler hands back the words it did not use with :meth:`unread`."""
+    """Supplies vectors of uniform 64-bit words (``uint64``), one stream: a sampler
+    hands back the words it did not use with :meth:`unread`."""
 
     private: bool = False
+    keeps_unread: bool = False  # whether unread words go back to the stream
 
     def words(self, n: int) -> np.ndarray:
         raise NotImplementedError
@@ -90,10 +93,11 @@ class SystemBits(BitSource):
         pass
 
     def words(self, n: int) -> np.ndarray:
-        parts = []
-        left = n
-        while left > 0:
-            k = min(left, _CHUNK)
+        out = np.empty(n, dtype=np.uint64)
+        dest = out.view(np.uint8)
+        done = 0
+        while done < n:
+            k = min(n - done, _CHUNK)
             try:
                 raw = os.urandom(8 * k)
             except (NotImplementedError, OSError) as exc:
@@ -101,25 +105,46 @@ class SystemBits(BitSource):
                     "the operating system's random source failed; refusing to release "
                     "without secure noise"
                 ) from exc
-            parts.append(np.frombuffer(raw, dtype=np.uint64))
-            left -= k
-        w = parts[0] if len(parts) == 1 else np.concatenate(parts)
-        return w >> np.uint64(1)
+            dest[8 * done : 8 * (done + k)] = np.frombuffer(raw, dtype=np.uint8)
+            done += k
+        return out
 
 
 class GeneratorBits(BitSource):
     """Uniform words from a numpy Generator: reproducible, for experiments only."""
 
     private = False
+    keeps_unread = True
 
     def __init__(self, generator: np.random.Generator):
-        self.generator = generator
+        self._bitgen = generator.bit_generator
+        self._seed = None
+        self._kind = type(self._bitgen)
         self._pending = np.zeros(0, dtype=np.uint64)
+
+    @classmethod
+    def from_seed(cls, seed: np.random.SeedSequence, kind: type = np.random.PCG64) -> GeneratorBits:
+        """The words of ``Generator(kind(seed))``, its bit generator made on first use
+        (a seed only spawned from costs no generator)."""
+        obj = cls.__new__(cls)
+        obj._bitgen, obj._seed, obj._kind = None, seed, kind
+        obj._pending = np.zeros(0, dtype=np.uint64)
+        return obj
+
+    @property
+    def bit_generator(self) -> np.random.BitGenerator:
+        if self._bitgen is None:
+            self._bitgen = self._kind(self._seed)
+        return self._bitgen
+
+    def spawn(self) -> GeneratorBits:
+        """An independent child stream: the words ``Generator.spawn`` would give."""
+        seed = self._seed if self._bitgen is None else self._bitgen.seed_seq
+        return GeneratorBits.from_seed(seed.spawn(1)[0], self._kind)
 
     def words(self, n: int) -> np.ndarray:
         kept, self._pending = self._pending[:n], self._pending[n:]
-        fresh = self.generator.bit_generator.random_raw(n - kept.size)
-        np.right_shift(fresh, np.uint64(1), out=fresh)
+        fresh = self.bit_generator.random_raw(n - kept.size)
         return fresh if kept.size == 0 else np.concatenate((kept, fresh))
 
     def unread(self, words: np.ndarray) -> None:
@@ -128,8 +153,9 @@ class GeneratorBits(BitSource):
 
 
 _WORD64 = frozenset({"PCG64", "PCG64DXSM", "Philox", "SFC64"})  # random_raw gives 64 bits
-_TABLE_MIN = 1 << 14  # requests this large use the table sampler (its setup amortised)
-_TABLE_PER_THRESHOLD = 8  # ... and at least this many draws per table threshold
+_TABLE_MIN = 512  # requests this large use the table sampler ...
+_EAGER_THRESHOLDS = 8_000  # ... built at once up to this size (tens of milliseconds) ...
+_DRAWS_PER_THRESHOLD = 16  # ... a bigger one for requests of this many draws a threshold
 
 
 @njit(cache=True)
@@ -147,60 +173,64 @@ def _direct_add(words, pos, out, start, t, s):  # pragma: no cover - compiled
     return i, pos, 0
 
 
-def drive(bits: BitSource, out: np.ndarray, kernel, args: tuple, per_value: int, one=None) -> None:
-    """Run a sampler kernel over ``out`` (in place), feeding it the stream's words.
+def drive(
+    bits: BitSource, out: np.ndarray, kernel, args: tuple, per_value: int, per_word: int = 1
+) -> None:
+    """Run a sampler kernel over ``out`` (in place), feeding it the stream's words as
+    ``per_word`` units each: whole 64-bit words (1) or 16-bit units (4, in order).
 
     Words are fetched in chunks of at most ``_CHUNK``; a draw that runs out is
-    replayed after more are appended, and the words left at the end go back to the
-    stream, so the output depends on the word stream only, never on chunk sizes. A
-    draw the kernel hands over (status -3) is redone by ``one`` from its first word.
+    replayed after more are appended, and the whole words left at the end go back to
+    the stream (a partly read word is dropped), so the output depends on the word
+    stream only, never on chunk sizes. ``per_value`` estimates the units a value takes.
     """
+    unit = np.uint64 if per_word == 1 else np.uint16
     size = out.shape[0]
-    done = 0
-    words = bits.words(min(_CHUNK, per_value * size + 64))
-    pos = 0
+    done, pos = 0, 0
+    units = bits.words(min(_CHUNK, (per_value * size) // per_word + 16)).view(unit)
     while True:
-        done, pos, status = kernel(words, pos, out, done, *args)
-        if status == -3:
-            y, nxt = one(words, pos, *args)
-            if nxt >= 0:
-                out[done] += y
-                done, pos = done + 1, nxt
-                continue
-            status = nxt
+        done, pos, status = kernel(units, pos, out, done, *args)
         if status < -1:
             raise InternalError("exact noise sampler exceeded its integer headroom")
         if done >= size:
             break
-        more = bits.words(min(_CHUNK, per_value * (size - done) + 64))
-        words = np.concatenate((words[pos:], more))
+        more = bits.words(min(_CHUNK, (per_value * (size - done)) // per_word + 16))
+        units = np.concatenate((units[pos:], more.view(unit)))
         pos = 0
-    bits.unread(words[pos:])
+    if bits.keeps_unread:
+        left = units[pos + (units.shape[0] - pos) % per_word :]
+        bits.unread(np.array(left).view(np.uint64))
 
 
 def use_tables(size: int, thresholds: int) -> bool:
-    """Whether a request of ``size`` draws uses the table sampler (public facts only)."""
-    return size >= max(_TABLE_MIN, _TABLE_PER_THRESHOLD * thresholds)
+    """Whether a request of ``size`` draws uses the table sampler (public facts only).
+
+    Tables are cached per parameter, so repeated requests pay their build once (about
+    as long as 15 direct draws a threshold). The Laplace tables have at most about
+    8,000 thresholds, so every request of ``_TABLE_MIN`` draws or more uses them; only
+    the large Gaussian tables (sigma above about 950) wait for requests that amortise
+    them."""
+    return size >= _TABLE_MIN and thresholds <= max(_EAGER_THRESHOLDS, size // _DRAWS_PER_THRESHOLD)
 
 
 def add_discrete_laplace(bits: BitSource, out: np.ndarray, t: int, s: int) -> None:
     """Add to the int64 vector ``out``, in place, independent draws with
     ``P(y) proportional to exp(-|y| s/t)``.
 
-    ``t`` and ``s`` are positive integers with ``t <= 2**56`` and ``s < 2**63``. Large
-    requests use certified inversion tables (:mod:`~dphist._kernel.tables`, about one
-    word a draw); small ones the direct CKS20 Algorithm 2, whose setup is nil. Both
-    are exact, so the law is the same; the choice depends on public sizes only.
+    ``t`` and ``s`` are positive integers with ``t <= 2**56`` and ``s < 2**63``. Most
+    requests use certified inversion tables (:mod:`~dphist._kernel.tables`, one or two
+    16-bit units a draw); small ones the direct CKS20 Algorithm 2, whose setup is nil.
+    Both are exact, so the law is the same; the choice depends on public sizes only.
     """
     if not (1 <= t <= _MAX_T and 1 <= s < (1 << 63)):
         raise InternalError(f"discrete Laplace parameters out of range: t={t}, s={s}")
     if out.dtype != np.int64 or out.ndim != 1:
         raise InternalError("noise is added to a 1-D int64 vector")
     if not use_tables(out.shape[0], laplace_size(t, s)):
-        drive(bits, out, _direct_add, (np.int64(t), np.int64(s)), 12)
+        drive(bits, out, _direct_add, (t, s), 12)
         return
     tb = laplace_tables(t, s)
-    drive(bits, out, laplace_add, tb.args, tb.d + 1, laplace_one)
+    drive(bits, out, laplace_add, tb.args, tb.d + 1, 4)
 
 
 def discrete_laplace(bits: BitSource, t: int, s: int, size: int) -> np.ndarray:
@@ -210,7 +240,24 @@ def discrete_laplace(bits: BitSource, t: int, s: int, size: int) -> np.ndarray:
     return out
 
 
+_SCALES: dict[tuple[int, int, int, int], tuple[int, int]] = {}
+
+
 def rational_scale(sensitivity: Fraction, epsilon: Fraction) -> tuple[int, int]:
+    """Integers ``(t, s)`` with ``t/s >= sensitivity/epsilon``, as close as int64 allows
+    (:func:`_rational_scale`, remembered per pair: releases ask for the same few)."""
+    a = sensitivity if type(sensitivity) is Fraction else Fraction(sensitivity)
+    b = epsilon if type(epsilon) is Fraction else Fraction(epsilon)
+    key = (a.numerator, a.denominator, b.numerator, b.denominator)
+    found = _SCALES.get(key)
+    if found is None:
+        found = _rational_scale(a, b)
+        if len(_SCALES) < 4096:
+            _SCALES[key] = found
+    return found
+
+
+def _rational_scale(sensitivity: Fraction, epsilon: Fraction) -> tuple[int, int]:
     """Integers ``(t, s)`` with ``t/s >= sensitivity/epsilon``, as close as int64 allows.
 
     The exact ratio is used when it fits (0.1 -> scale 10/1 for sensitivity 1);
@@ -329,7 +376,7 @@ class NoiseSource:
     def spawn(self) -> NoiseSource:
         """An independent source for one release (a child stream in seeded mode)."""
         if isinstance(self.bits, GeneratorBits):
-            return NoiseSource(GeneratorBits(self.bits.generator.spawn(1)[0]))
+            return NoiseSource(self.bits.spawn())
         return self
 
 
@@ -348,7 +395,7 @@ def noise_source(rng: object) -> NoiseSource:
     if isinstance(rng, int | np.integer) and not isinstance(rng, bool | np.bool_):
         if int(rng) < 0:
             raise ValidationError(f"rng seed must be a non-negative integer; got {rng!r}")
-        return NoiseSource(GeneratorBits(np.random.default_rng(int(rng))))
+        return NoiseSource(GeneratorBits.from_seed(np.random.SeedSequence(int(rng))))
     raise InputTypeError(
         "rng must be None (secure noise), an int seed or a numpy.random.Generator "
         f"(seeded, not private); got {type(rng).__name__}"

@@ -65,8 +65,8 @@ releasing (probability below ``e^-127`` per candidate examined).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from .._jit import njit
 from .._numeric.deviation import DeviationIndex, interval_dev, l1_partition_streamed
 from .._numeric.segment import starts_from_back
 from ..errors import InternalError

@@ -37,8 +37,8 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
-from numba import njit
 
+from .._jit import njit
 from .._numeric.deviation import all_interval_deviations_rows
 from .budget import Primitive
 from .noise import NoiseSource, rational_scale

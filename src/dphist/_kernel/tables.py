@@ -2,12 +2,15 @@
 
 A table splits ``[0, 1)`` at the cumulative probabilities ``B_1 <= B_2 <= ...`` of a
 finite list of outcomes; a uniform ``V`` falls in outcome ``#{j : B_j <= V}``
-(inversion). Each ``B_j`` is irrational, so the table stores ``floor(2**189 B_j)``,
-certified by :mod:`~dphist._kernel.certified`, as three 63-bit words; the sampler
-(:mod:`~dphist._kernel.lookup`) compares ``V``'s words with them lazily, so the
-outcome has exactly the probability ``B_{j+1} - B_j`` given uniform words. Only a
-tie on all 189 bits (probability ``2**-189`` per threshold) is undecided: it raises,
-like the other headroom guards, and is never resampled.
+(inversion). Each ``B_j`` is irrational, so the table stores ``floor(2**192 B_j)``,
+certified by :mod:`~dphist._kernel.certified`, as twelve 16-bit units; the sampler
+(:mod:`~dphist._kernel.lookup`) reads ``V`` sixteen bits at a time and compares
+lazily, so the outcome has exactly the probability ``B_{j+1} - B_j`` given uniform
+bits. A table of cells (``cum``: the thresholds below each cell's start) decides the
+outcome from the top bits of ``V``'s first unit unless a threshold starts in that
+cell; then the first unit, and if need be the next ones, are compared with those
+thresholds. Only a tie on all 192 bits (probability ``2**-192`` per threshold) is
+undecided: it raises, like the other headroom guards, and is never resampled.
 
 Tables depend on public noise parameters only and are cached per parameter.
 """
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -25,6 +28,8 @@ from .certified import Interval, exp_neg, floor_bits, idiv, imul, one_minus
 
 __all__ = [
     "DIGIT_BITS",
+    "THRESHOLD_UNITS",
+    "UNIT_BITS",
     "GaussianTable",
     "LaplaceTables",
     "Table",
@@ -34,53 +39,42 @@ __all__ = [
     "laplace_tables",
 ]
 
-WORD_BITS = 63
-THRESHOLD_BITS = 3 * WORD_BITS
-DIGIT_BITS = 12  # the low part of a large magnitude is drawn 12 bits per word
-_TOP_SCALE = 1024  # the top table covers scales up to this (about 17,000 thresholds)
+UNIT_BITS = 16  # V is read sixteen bits at a time
+THRESHOLD_UNITS = 12
+THRESHOLD_BITS = UNIT_BITS * THRESHOLD_UNITS  # 192
+DIGIT_BITS = 8  # the low part of a large magnitude is drawn 8 bits (one unit) per digit
+_TOP_SCALE = 1 << DIGIT_BITS  # the top table covers scales up to 256 (about 4,300 thresholds)
 _TAIL_BITS = 12  # a table's tail outcome has probability about 2**-12
 _PRECISION = 256  # working bits; doubled when a threshold is not decided
 _MAX_PRECISION = 4096
-_MASK = (1 << WORD_BITS) - 1
 
 
 @dataclass(frozen=True, eq=False)
 class Table:
-    """Thresholds ``th`` (rows of three 63-bit words, most significant first; ``first``
-    holds their first words contiguously) and a guide: ``guide[b]`` counts the
-    thresholds whose first word is at most ``b << shift``, where a lookup of word
-    ``u`` starts its scan. About sixteen guide cells per threshold keep most scans to
-    one comparison."""
+    """Certified thresholds ``th``: twelve 16-bit units each, most significant first,
+    one threshold after the other, in increasing order."""
 
     th: np.ndarray
-    first: np.ndarray
-    guide: np.ndarray
-    shift: int
 
     @property
-    def args(self) -> tuple:
-        return self.first, self.th, self.guide, self.shift
+    def size(self) -> int:
+        return self.th.shape[0] // THRESHOLD_UNITS
 
 
 def _table(bounds: list[Interval], w: int) -> Table | None:
     """The table of certified boundaries, or None when one is not decided at ``w``."""
-    rows = np.empty((len(bounds), 3), dtype=np.uint64)
+    floors = []
     last = 0
     below_one = (1 << w) - 1  # every boundary is below 1: the last outcome has mass
-    for j, b in enumerate(bounds):
+    for b in bounds:
         f = floor_bits((b[0], min(b[1], below_one)), w, THRESHOLD_BITS)
         if f is None or f >> THRESHOLD_BITS:
             return None
         if f < last:
             raise InternalError("sampler table thresholds are not ordered")
         last = f
-        rows[j] = (f >> 2 * WORD_BITS, (f >> WORD_BITS) & _MASK, f & _MASK)
-    gbits = min(16, max(4, len(bounds).bit_length() + 4))
-    shift = WORD_BITS - gbits
-    first = np.ascontiguousarray(rows[:, 0])
-    starts = np.arange(1 << gbits, dtype=np.uint64) << np.uint64(shift)
-    guide = np.searchsorted(first, starts, side="right").astype(np.int32)
-    return Table(rows, first, guide, shift)
+        floors.append(f.to_bytes(THRESHOLD_BITS // 8, "big"))
+    return Table(np.frombuffer(b"".join(floors), dtype=">u2").astype(np.uint16))
 
 
 def _certified(build, *args) -> Table:
@@ -92,6 +86,24 @@ def _certified(build, *args) -> Table:
             return table
         w *= 2
     raise InternalError("a sampler table could not be certified")  # pragma: no cover
+
+
+def _stacked(tables: list[Table]) -> tuple[np.ndarray, np.ndarray, int]:
+    """All thresholds in one array, and the cells of each table: ``cum[r, c]`` counts
+    the thresholds of the first ``r`` tables and those of table ``r`` whose first unit
+    is below ``c << shift`` (``2**g`` cells, about sixteen per threshold of the largest
+    table, at most one per unit value: the cells stay small enough for the cache)."""
+    th = np.ascontiguousarray(np.concatenate([t.th for t in tables]))
+    g = min(UNIT_BITS, max(8, max(t.size for t in tables).bit_length() + 4))
+    shift = UNIT_BITS - g
+    cum = np.zeros((len(tables), (1 << g) + 1), dtype=np.int32)
+    offset = 0
+    for row, t in zip(cum, tables, strict=True):
+        cells = np.bincount(t.th[::THRESHOLD_UNITS] >> shift, minlength=1 << g)
+        np.cumsum(cells, out=row[1:])
+        row += offset
+        offset += t.size
+    return th, cum, shift
 
 
 def _powers(r: Interval, count: int, w: int) -> list[Interval]:
@@ -107,28 +119,26 @@ def _powers(r: Interval, count: int, w: int) -> list[Interval]:
 
 @dataclass(frozen=True, eq=False)
 class LaplaceTables:
-    """``|Y| = 1 + sum_j 4096**j d_j + 4096**D Q`` (or ``Y = 0``), sign and ``Q`` from ``top``.
+    """``|Y| = 1 + 256**D Q + sum_j 256**j d_j`` (or ``Y = 0``); row 0 of ``cum`` draws
+    the sign and ``Q < m`` (outcomes ``(-, Q >= m), (-, m-1), ..., (-, 0), 0, (+, 0),
+    ..., (+, m-1), (+, Q >= m)``); row 1, the tail, draws ``Q - m`` when ``Q >= m``
+    (outcomes ``0, ..., m - 1`` and ``>= m``: again); rows ``2..D+1`` the digits, most
+    significant first, each truncated geometric on ``[0, 256)``. See
+    :func:`laplace_tables`."""
 
-    ``top`` has outcomes ``(-, Q >= m), (-, m-1), ..., (-, 0), 0, (+, 0), ..., (+, m-1),
-    (+, Q >= m)``; ``tail`` draws ``Q - m`` (geometric, memoryless) when ``Q >= m``;
-    ``digits[j]`` is truncated geometric on ``[0, 4096)``. See :func:`laplace_tables`.
-    """
-
-    top: Table
-    tail: Table
-    digits_first: np.ndarray
-    digits_th: np.ndarray
-    digits_guide: np.ndarray
-    digits_shift: int
+    th: np.ndarray
+    cum: np.ndarray
+    shift: int
     m: int
     d: int
 
-    @property
+    @cached_property
     def args(self) -> tuple:
-        digits = (self.digits_first, self.digits_th, self.digits_guide, self.digits_shift)
-        return (*self.top.args, *self.tail.args, *digits, self.m, self.d)
+        """The kernels' arguments (Python ints: numba dispatches them fastest)."""
+        return self.th, self.cum, self.shift, self.m, self.d
 
 
+@lru_cache(maxsize=256)
 def _laplace_plan(t: int, s: int) -> tuple[int, int]:
     """``(D, m)``: the digits below ``Q`` and the outcomes of ``Q`` per sign."""
     d = 0
@@ -146,7 +156,7 @@ def laplace_size(t: int, s: int) -> int:
 
 def _laplace_top(t: int, s: int, d: int, m: int, w: int) -> list[Interval]:
     """Boundaries ``h q**k`` (k = m..0) then ``1 - h q**k`` (k = 0..m), with
-    ``h = p/(1+p) = P(Y > 0)``, ``p = exp(-s/t)``, ``q = p**(4096**D)``."""
+    ``h = p/(1+p) = P(Y > 0)``, ``p = exp(-s/t)``, ``q = p**(256**D)``."""
     p = exp_neg(s, t, w)
     h = ((p[0] << w) // ((1 << w) + p[0]), -((-p[1] << w) // ((1 << w) + p[1])))
     q_pow = _powers(exp_neg(s << (DIGIT_BITS * d), t, w), m + 1, w)
@@ -155,14 +165,14 @@ def _laplace_top(t: int, s: int, d: int, m: int, w: int) -> list[Interval]:
 
 
 def _laplace_tail(t: int, s: int, d: int, m: int, w: int) -> list[Interval]:
-    """Geometric ``P(Q < k) = 1 - q**k`` for k = 1..m (outcome m: ``Q >= m`` again)."""
+    """Geometric ``P(G < k) = 1 - q**k`` for k = 1..m (outcome m: ``G >= m`` again)."""
     q_pow = _powers(exp_neg(s << (DIGIT_BITS * d), t, w), m + 1, w)
     return [one_minus(qk, w) for qk in q_pow[1:]]
 
 
 def _digit(t: int, s: int, j: int, w: int) -> list[Interval]:
-    """Truncated geometric on ``[0, 4096)`` with ratio ``r = p**(4096**j)``:
-    ``P(d < k) = (1 - r**k) / (1 - r**4096)``."""
+    """Truncated geometric on ``[0, 256)`` with ratio ``r = p**(256**j)``:
+    ``P(d < k) = (1 - r**k) / (1 - r**256)``."""
     size = 1 << DIGIT_BITS
     pw = _powers(exp_neg(s << (DIGIT_BITS * j), t, w), size + 1, w)
     total = one_minus(pw[size], w)
@@ -174,28 +184,20 @@ def laplace_tables(t: int, s: int) -> LaplaceTables:
     """Tables of the discrete Laplace ``P(y) proportional to exp(-|y| s/t)``.
 
     ``|Y| - 1`` given ``Y != 0`` is geometric with ratio ``p = exp(-s/t)``; writing it
-    as ``G mod 4096**D + 4096**D (G div 4096**D)`` gives independent parts (the
-    base-4096 digits of a truncated geometric are independent truncated geometrics,
-    and ``G div 4096**D`` is geometric with ratio ``p**(4096**D)``). ``D`` is the least
-    with ``t/s <= 1024 * 4096**D``: one word draws the sign and ``Q``, one word each
-    digit (a scale up to 1024 takes one word a draw, up to 2**22 two).
+    as ``G mod 256**D + 256**D (G div 256**D)`` gives independent parts (the base-256
+    digits of a truncated geometric are independent truncated geometrics, and
+    ``G div 256**D`` is geometric with ratio ``p**(256**D)``). ``D`` is the least with
+    ``t/s <= 256 * 256**D``: one 16-bit unit draws the sign and ``Q``, one unit each
+    digit (a scale up to 256 takes one unit a draw, up to 65,536 two); ``Q >= m``
+    (probability about ``2**-12``) continues from the tail table, ``Q - m`` being
+    geometric with ratio ``p**(256**D)`` again (memoryless).
     """
     d, m = _laplace_plan(t, s)
-    digits = [_certified(_digit, t, s, j) for j in range(d)]
-    size = (1 << DIGIT_BITS) - 1
-    gbits = min(16, size.bit_length() + 4)
-    return LaplaceTables(
-        top=_certified(_laplace_top, t, s, d, m),
-        tail=_certified(_laplace_tail, t, s, d, m),
-        digits_first=np.stack([g.first for g in digits]) if d else np.zeros((0, size), np.uint64),
-        digits_th=np.stack([g.th for g in digits]) if d else np.zeros((0, size, 3), np.uint64),
-        digits_guide=(
-            np.stack([g.guide for g in digits]) if d else np.zeros((0, 1 << gbits), np.int32)
-        ),
-        digits_shift=WORD_BITS - gbits,
-        m=m,
-        d=d,
-    )
+    top = _certified(_laplace_top, t, s, d, m)
+    tail = _certified(_laplace_tail, t, s, d, m)
+    digits = [_certified(_digit, t, s, j) for j in range(d - 1, -1, -1)]
+    th, cum, shift = _stacked([top, tail, *digits])
+    return LaplaceTables(th, cum, shift, m, d)
 
 
 # --- discrete Gaussian -----------------------------------------------------------
@@ -205,14 +207,17 @@ def laplace_tables(t: int, s: int) -> LaplaceTables:
 class GaussianTable:
     """Outcomes ``Y < -T``, ``-T, ..., T``, ``Y > T``; a tail is drawn by rejection."""
 
-    table: Table
+    th: np.ndarray
+    cum: np.ndarray
+    shift: int
     half: int
 
-    @property
+    @cached_property
     def args(self) -> tuple:
-        return (*self.table.args, self.half)
+        return self.th, self.cum, self.shift, self.half
 
 
+@lru_cache(maxsize=256)
 def _gaussian_half(a: int, b: int) -> int:
     """``T``: the table covers ``|y| <= T``, beyond which about ``2**-12`` of the mass lies."""
     return max(1, math.ceil(math.sqrt(2 * _TAIL_BITS * math.log(2) * a / b)))
@@ -258,4 +263,5 @@ def _gaussian_bounds(a: int, b: int, half: int, w: int) -> list[Interval]:
 def gaussian_table(a: int, b: int) -> GaussianTable:
     """Table of the discrete Gaussian ``P(y) proportional to exp(-y**2 b/(2a))``."""
     half = _gaussian_half(a, b)
-    return GaussianTable(_certified(_gaussian_bounds, a, b, half), half)
+    th, cum, shift = _stacked([_certified(_gaussian_bounds, a, b, half)])
+    return GaussianTable(th, cum, shift, half)

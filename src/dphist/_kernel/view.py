@@ -134,17 +134,18 @@ class PrivateView:
         self._check(query)
         if self._zcdp:
             return self._measure_gaussian(query, eps)
-        sensitivity = query.sensitivity * self._k
-        # answer q gets scale sensitivity / (w_q * eps)
-        plan = _weight_plan(query, lambda w: rational_scale(sensitivity, eps * w))
+        sensitivity = query.sensitivity * self._k if self._k != 1 else query.sensitivity
         t, s = rational_scale(sensitivity, eps)
+        # answer q gets scale sensitivity / (w_q * eps)
+        plan = _weight_plan(query, lambda w: rational_scale(sensitivity, eps * w), (t, s))
+        scale = Fraction(t, s)
         self._budget.charge(
             Charge(
                 self.block,
                 Primitive.DISCRETE_LAPLACE,
                 eps,
                 sensitivity,
-                Fraction(t, s),
+                scale,
                 query.size,
                 query.describe(),
             )
@@ -152,7 +153,7 @@ class PrivateView:
         noisy, variance = self._answer(
             query, plan, self._noise.add_discrete_laplace, discrete_laplace_variance
         )
-        return Measurement(noisy, query, eps, Fraction(t, s), variance)
+        return Measurement(noisy, query, eps, scale, variance)
 
     def _measure_gaussian(self, query: Query, rho: Fraction) -> Measurement:
         """Zero-concentrated DP: exact discrete Gaussian noise of variance
@@ -163,7 +164,7 @@ class PrivateView:
         d2 = query.sensitivity2 * self._k**2
         sigma2 = d2 / (2 * rho)
         a, b = gaussian_parameters(sigma2)
-        plan = _weight_plan(query, lambda w: gaussian_parameters(sigma2 / (w * w)))
+        plan = _weight_plan(query, lambda w: gaussian_parameters(sigma2 / (w * w)), (a, b))
         self._budget.charge(
             Charge(
                 self.block,
@@ -305,12 +306,13 @@ class PrivateView:
         self._open = False
 
 
-def _weight_plan(query: Query, params_of: Callable[[Fraction], tuple]) -> list:
-    """``[(answers, noise parameters)]``: all answers at weight 1, or one part per
-    distinct weight of a weighted query (one sampler call each)."""
+def _weight_plan(query: Query, params_of: Callable[[Fraction], tuple], unit: tuple) -> list:
+    """``[(answers, noise parameters)]``: all answers at weight 1 (``unit``, the
+    parameters ``params_of(1)``), or one part per distinct weight of a weighted query
+    (one sampler call each)."""
     weights = getattr(query, "weights", None)
     if weights is None:
-        return [(slice(None), params_of(Fraction(1)))]
+        return [(slice(None), unit)]
     w_arr = np.array(weights, dtype=object)
     return [(np.flatnonzero(w_arr == w), params_of(w)) for w in sorted(set(weights))]
 

@@ -49,8 +49,8 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
+from .._jit import njit
 from ..errors import ValidationError
 from .compact import labels_from_starts
 from .segment import (

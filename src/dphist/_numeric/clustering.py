@@ -45,8 +45,8 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
+from .._jit import njit
 from ..errors import ValidationError
 from .segment import (
     check_eps,

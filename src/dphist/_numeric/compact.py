@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
+from .._jit import njit
 from ..errors import ValidationError
 from .segment import check_starts
 
@@ -32,11 +32,14 @@ __all__ = [
 ]
 
 
+_INT32_MAX = int(np.iinfo(np.int32).max)
+
+
 def label_dtype(n: int) -> type:
     """The integer type of the group labels of ``n`` bins: int32 when every label
     (``0..groups-1``, fewer than ``n``) fits, else int64. Half the bytes of int64 at
     10**8 bins; labels are only compared and used as indices, never multiplied."""
-    return np.int32 if int(n) <= np.iinfo(np.int32).max else np.int64
+    return np.int32 if int(n) <= _INT32_MAX else np.int64
 
 
 def labels_from_starts(starts: npt.ArrayLike, n: int, dtype: type | None = None) -> np.ndarray:

@@ -67,9 +67,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from numba import njit, types
-from numba.extending import overload
 
+from .._jit import njit, on_load
 from ..errors import InputTypeError, ValidationError
 from .l1_dp import dp_rows_checked
 from .segment import starts_from_back
@@ -107,50 +106,56 @@ def _sentinel(vals):  # pragma: no cover - only the jitted overload is used
     raise NotImplementedError
 
 
-@overload(_sentinel)
-def _ol_sentinel(vals):
-    """A value above every mean: pads the sorted distinct values."""
-    if isinstance(vals.dtype, types.Integer):
-        return lambda vals: np.iinfo(np.int64).max
-    return lambda vals: np.inf
+def _register_overloads() -> None:
+    """The typed forms of the three helpers above (numba needed: run on load)."""
+    from numba import types
+    from numba.extending import overload
 
+    @overload(_sentinel)
+    def _ol_sentinel(vals):
+        """A value above every mean: pads the sorted distinct values."""
+        if isinstance(vals.dtype, types.Integer):
+            return lambda vals: np.iinfo(np.int64).max
+        return lambda vals: np.inf
 
-@overload(_mean_split)
-def _ol_mean_split(total, length):
-    if isinstance(total, types.Integer):
+    @overload(_mean_split)
+    def _ol_mean_split(total, length):
+        if isinstance(total, types.Integer):
+
+            def impl(total, length):
+                q = total // length  # floor division, also for negative totals
+                return q, total - q * length
+
+            return impl
 
         def impl(total, length):
-            q = total // length  # floor division, also for negative totals
-            return q, total - q * length
+            return total / length, 0.0
 
         return impl
 
-    def impl(total, length):
-        return total / length, 0.0
+    @overload(_finish)
+    def _ol_finish(c, s, q, r, length):
+        """dev from the count c and sum s of the values <= mean = q + r/length."""
+        if isinstance(s, types.Integer):
 
-    return impl
+            def impl(c, s, q, r, length):
+                a = c * q - s  # exact: sum over the low values of (q - x_i) >= 0
+                fl = float(length)
+                if float(a) * fl + fl * fl < _EXACT_NUM:
+                    # length * dev / 2 = a * length + c * r (c * r < length**2) is an
+                    # integer below 2**51: one correctly rounded division.
+                    return 2.0 * (a * length + c * r) / length
+                return 2.0 * (a + (c * r) / length)
 
-
-@overload(_finish)
-def _ol_finish(c, s, q, r, length):
-    """dev from the count c and sum s of the values <= mean = q + r/length."""
-    if isinstance(s, types.Integer):
+            return impl
 
         def impl(c, s, q, r, length):
-            a = c * q - s  # exact: sum over the low values of (q - x_i) >= 0
-            fl = float(length)
-            if float(a) * fl + fl * fl < _EXACT_NUM:
-                # length * dev / 2 = a * length + c * r (c * r < length**2) is an
-                # integer below 2**51: one correctly rounded division.
-                return 2.0 * (a * length + c * r) / length
-            return 2.0 * (a + (c * r) / length)
+            return 2.0 * (c * q - s)
 
         return impl
 
-    def impl(c, s, q, r, length):
-        return 2.0 * (c * q - s)
 
-    return impl
+on_load(_register_overloads)
 
 
 # --------------------------------------------------------------------------------------

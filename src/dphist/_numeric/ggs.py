@@ -18,8 +18,8 @@ from numbers import Real
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
+from .._jit import njit
 from ..errors import ValidationError
 from .clustering import GreedyTrace
 from .segment import check_eps, check_flag, check_monotone, check_starts, check_y

@@ -12,8 +12,8 @@ no noise.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from .._jit import njit
 from .compact import label_sizes, own_labels
 
 __all__ = ["group_range_sums", "runs_in_order"]

@@ -28,8 +28,8 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
+from .._jit import njit
 from ..errors import ValidationError
 from .segment import check_flag
 from .vectors import first_nonfinite, real_number, real_vector

@@ -26,8 +26,8 @@ group of one bin ranks before any other group at the same position.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from .._jit import njit
 from ..errors import ValidationError
 from .segment import starts_from_back
 

@@ -26,8 +26,8 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
+from .._jit import njit
 from ..errors import ValidationError
 from .group_views import round_half_up
 from .vectors import count_vector

@@ -30,8 +30,8 @@ post-processing of public structure: no data, no noise.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from .._jit import njit
 from ..errors import ValidationError
 
 __all__ = [

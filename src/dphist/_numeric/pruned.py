@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
+from .._jit import njit
 from ..errors import ValidationError
 from .tree import TreeLayout
 

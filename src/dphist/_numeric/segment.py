@@ -44,8 +44,8 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
+from .._jit import njit
 from ..errors import ValidationError
 from .vectors import positive_number, real_vector
 

@@ -23,11 +23,11 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 from numpy.typing import ArrayLike
 
 from dphist.errors import ValidationError
 
+from .._jit import njit
 from .vectors import positive_int
 
 __all__ = [

@@ -9,8 +9,8 @@ from numbers import Integral, Real
 
 import numpy as np
 import numpy.typing as npt
-from numba import njit
 
+from .._jit import njit
 from ..errors import ValidationError
 
 __all__ = [

@@ -30,10 +30,11 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from numba import njit
 from numpy.typing import ArrayLike
 
 from dphist.errors import ValidationError
+
+from .._jit import njit
 
 __all__ = [
     "haar_depth",

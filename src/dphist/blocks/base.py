@@ -78,7 +78,15 @@ class State:
         without a new ``uncertainty`` drops the old one."""
         if "estimate" in changes and "uncertainty" not in changes:
             changes["uncertainty"] = None
-        return replace(self, **changes)
+        if not changes.keys() <= _STATE_FIELDS:
+            return replace(self, **changes)  # raises, naming the unknown field
+        new = object.__new__(type(self))  # a frozen copy without re-running __init__
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(changes)
+        return new
+
+
+_STATE_FIELDS = frozenset(State.__dataclass_fields__)
 
 
 def planned_variance(state: State, budget: Fraction) -> float:
@@ -100,7 +108,10 @@ def mean_absolute_noise(state: State, budget: Fraction) -> float:
 def constant(n: int, value: float) -> np.ndarray:
     """``n`` copies of ``value`` as a read-only view of one number (no ``n``-sized array:
     a per-bin variance that is the same everywhere costs nothing)."""
-    return np.broadcast_to(np.float64(value), (n,))
+    out = np.ndarray((n,), dtype=np.float64, buffer=np.array([value], dtype=np.float64),
+                     strides=(0,))  # fmt: skip
+    out.flags.writeable = False
+    return out
 
 
 def compact_first_stage(notes: Mapping[str, Any]) -> Mapping[str, Any]:

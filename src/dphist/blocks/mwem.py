@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
+from .._jit import njit
 from .._kernel import GroupSums, IntervalSums, PrivateView, WorstQuery, as_fraction
 from .._numeric.tree import tree_layout
 from ..uncertainty import ErrorModel

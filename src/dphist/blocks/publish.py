@@ -6,12 +6,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._kernel import GroupSums, Identity, PrivateView, TotalAndTop
+from .._kernel import BlockSums, Identity, PrivateView, TotalAndTop
 from ..uncertainty import BinNoise, Bracket, ErrorModel, GroupNoise, Groups
 from .base import Block, State, constant
 from .error_bars import tail_of
 
 __all__ = ["AutoFeatures", "NoisyBins", "NoisyTotal"]
+
+_FIRST = np.zeros(1, dtype=np.int64)  # one group starting at bin 0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,14 +62,14 @@ class NoisyTotal(Block):
     spends = True
 
     def run(self, state: State, view: PrivateView | None) -> State:
-        m = view.measure(GroupSums(np.zeros(view.n, dtype=np.int64)))
+        m = view.measure(BlockSums(view.n, view.n))  # one block: the total
         total = float(m.values[0])
         n = state.n
-        noise = GroupNoise(n, np.zeros(1), m.variance, tail_of(m, view))
+        noise = GroupNoise(n, _FIRST, m.variance, tail_of(m, view))
         return state.with_(
             estimate=np.full(n, total / n),
             variance=constant(n, m.variance / n**2),
-            uncertainty=ErrorModel(noise, Bracket(Groups(np.zeros(n)))),
+            uncertainty=ErrorModel(noise, Bracket(Groups.one(n))),
         )
 
 

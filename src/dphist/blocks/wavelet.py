@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._kernel import PrivateView
-from .._kernel.operators import SignedIntervalSums
-from .._numeric.wavelet import haar_intervals, haar_inverse, privelet_range_variance
+from .._kernel.operators import HaarSums
+from .._numeric.wavelet import haar_inverse, privelet_range_variance
 from ..uncertainty import ErrorModel, HaarNoise
-from .base import Block, State
+from .base import Block, State, constant
 from .error_bars import law_of
 
 __all__ = ["HaarCoefficients"]
@@ -35,11 +36,11 @@ class HaarCoefficients(Block):
     spends = True
 
     def run(self, state: State, view: PrivateView | None) -> State:
-        lo, mid, hi = haar_intervals(state.n)
-        m = view.measure(SignedIntervalSums(state.n, lo, mid, hi))
-        estimate = haar_inverse(m.values.astype(np.float64), state.n)
-        lam = float(np.sqrt(m.variance / 2.0))
-        bins = np.arange(state.n)
-        variance = privelet_range_variance(state.n, bins, bins + 1, lam)
-        model = ErrorModel(HaarNoise(state.n, m.variance, law_of(view)))
+        n = state.n
+        m = view.measure(HaarSums(n))
+        estimate = haar_inverse(m.values.astype(np.float64), n)
+        # a bin lies in one node per level: every bin's estimate has the same variance
+        lam = math.sqrt(m.variance / 2.0)
+        variance = constant(n, float(privelet_range_variance(n, 0, 1, lam)))
+        model = ErrorModel(HaarNoise(n, m.variance, law_of(view)))
         return state.with_(estimate=estimate, variance=variance, uncertainty=model)

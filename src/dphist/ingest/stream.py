@@ -24,7 +24,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from numba import njit
+
+from .._jit import njit
 
 __all__ = ["bin_args", "bin_tally", "edge_grid", "stream_counts", "tally"]
 

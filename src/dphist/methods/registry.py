@@ -28,6 +28,9 @@ SHARE_PARAMETERS = frozenset({"ratio"})
 name the setting and not the block (SORTaki's ``gamma_in`` is checked by its recipe)."""
 
 
+_DEFAULT_PIPELINES: dict[tuple, Pipeline] = {}
+
+
 @dataclass(frozen=True)
 class MethodInfo:
     """A registered method: name, summary, citation, aliases, default parameters and
@@ -45,7 +48,17 @@ class MethodInfo:
     complexity: str = ""
 
     def pipeline(self, **params: Any) -> Pipeline:
-        """Build the method's blocks for ``params``; unknown names are refused."""
+        """Build the method's blocks for ``params``; unknown names are refused. The
+        defaults' pipeline is built once (blocks are immutable)."""
+        if not params:
+            key = (self.name, self.recipe)
+            built = _DEFAULT_PIPELINES.get(key)
+            if built is None:
+                built = _DEFAULT_PIPELINES[key] = self._build()
+            return built
+        return self._build(**params)
+
+    def _build(self, **params: Any) -> Pipeline:
         unknown = sorted(set(params) - set(self.defaults))
         if unknown:
             allowed = ", ".join(self.defaults) or "none"

@@ -36,7 +36,7 @@ import math
 
 import numpy as np
 
-from .._numeric.compact import label_sizes, own_labels
+from .._numeric.compact import label_dtype, label_sizes, own_labels
 from .._numeric.group_sums import group_range_sums, runs_in_order
 from ..errors import ValidationError
 from .tails import Tail
@@ -61,6 +61,17 @@ class Groups:
         self.sizes = label_sizes(self.labels)
         self.contiguous = bool(runs_in_order(self.labels))
         self.starts = np.concatenate(([0], np.cumsum(self.sizes)[:-1])) if self.contiguous else None
+
+    @classmethod
+    def one(cls, n: int) -> Groups:
+        """All ``n`` bins in one group (no pass over the labels)."""
+        obj = cls.__new__(cls)
+        obj.labels = np.zeros(n, dtype=label_dtype(n))
+        obj.n = int(n)
+        obj.sizes = np.array([n], dtype=np.int64)
+        obj.contiguous = True
+        obj.starts = np.zeros(1, dtype=np.int64)
+        return obj
 
     def cut_sums(
         self, lo, hi, mixed: np.ndarray, bound: np.ndarray

@@ -90,20 +90,28 @@ class GroupNoise(NoiseModel):
         self, n: int, starts: np.ndarray, total_variance, tail: Tail | None = None, law=None
     ):
         starts = np.asarray(starts, dtype=np.int64)
-        if starts.size == 0 or starts[0] != 0 or np.any(np.diff(starts) <= 0) or starts[-1] >= n:
+        g = starts.size
+        if (
+            g == 0
+            or starts[0] != 0
+            or starts[-1] >= n
+            or (g > 1 and (starts[1:] <= starts[:-1]).any())
+        ):
             raise ValidationError("group starts must increase from 0 and stay below n")
         self.n = int(n)
         self.starts = starts
-        self.ends = np.append(starts[1:], n)
+        self.ends = np.empty(g, dtype=np.int64)
+        self.ends[:-1], self.ends[-1] = starts[1:], n
         self.sizes = (self.ends - starts).astype(np.float64)
-        self.total_variance = np.broadcast_to(
-            np.asarray(total_variance, dtype=np.float64), starts.shape
-        ).copy()
+        self.total_variance = np.empty(g)
+        self.total_variance[:] = total_variance
         self.tail = tail
         self.law = law or (tail.kind if tail is not None else "laplace")
         self._k4 = fourth_cumulant(self.total_variance, self.law)
-        self._cum_var = np.concatenate(([0.0], np.cumsum(self.total_variance)))
-        self._cum_k4 = np.concatenate(([0.0], np.cumsum(self._k4)))
+        self._cum_var = np.zeros(g + 1)
+        self._cum_k4 = np.zeros(g + 1)
+        np.cumsum(self.total_variance, out=self._cum_var[1:])
+        np.cumsum(self._k4, out=self._cum_k4[1:])
 
     def group_of(self, k: np.ndarray) -> np.ndarray:
         k = np.clip(k, 0, self.n - 1)

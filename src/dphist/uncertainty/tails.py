@@ -112,9 +112,17 @@ def fourth_cumulant(variance, kind: str) -> np.ndarray:
     (a difference of two geometric draws, ``p`` from the variance ``2p / (1-p)**2``)
     ``2 p (1 + 4p + p**2) / (1 - p)**4``, 3 variance**2 in the continuous limit; 0 for
     the (discrete) Gaussian."""
+    if isinstance(variance, float):  # one number (most releases): no array round trip
+        if kind == "gaussian":
+            return 0.0
+        safe = max(variance, 1e-300)
+        p = safe / 2.0 if safe < 1e-6 else ((safe + 1.0) - math.sqrt(2.0 * safe + 1.0)) / safe
+        return 2.0 * p * (1.0 + 4.0 * p + p * p) / (1.0 - p) ** 4
     v = np.asarray(variance, dtype=np.float64)
     if kind == "gaussian":
         return np.zeros_like(v)
+    if v.size == 1:
+        return np.full(v.shape, fourth_cumulant(float(v.flat[0]), kind))
     safe = np.maximum(v, 1e-300)
     p = ((safe + 1.0) - np.sqrt(2.0 * safe + 1.0)) / safe
     small = safe < 1e-6  # p ~ v/2: avoid cancellation

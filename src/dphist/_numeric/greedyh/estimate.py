@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numpy.typing import ArrayLike
 
+from ..._jit import njit
 from ...errors import InputTypeError, ValidationError
 from .strategy import GreedyHStrategy
 

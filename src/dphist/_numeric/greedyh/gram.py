@@ -6,9 +6,9 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 from numpy.typing import ArrayLike
 
+from ..._jit import njit
 from ...errors import ValidationError
 
 WORKLOADS = ("all", "prefix")

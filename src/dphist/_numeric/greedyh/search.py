@@ -33,9 +33,9 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from numba import njit
 from numpy.typing import ArrayLike
 
+from ..._jit import njit
 from ...errors import InternalError, ValidationError
 from .gram import ImplicitGram, check_int, implicit_breaks
 from .strategy import GreedyHStrategy

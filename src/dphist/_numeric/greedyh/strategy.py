@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
 
+from ..._jit import njit
 from ...errors import ValidationError
 from .gram import check_int, float_array, int_vector
 

@@ -1,0 +1,96 @@
+"""Runs DPBench's algorithms for ``benchmarks/dpbench.py`` in DPBench's own interpreter.
+
+Not part of dphist: started by ``dpbench.py`` with DPBench's Python (its numpy) and
+``PYTHONPATH`` pointing at a DPBench checkout. One JSON request a line on stdin
+(``{"method", "data", "epsilon", "seed"}``; ``data`` an ``.npy`` file), one JSON reply a
+line on stdout: the CPU seconds of ``engine.Run`` (the workload is built outside the
+timed call and kept) and the all-range error of the estimate, or the error that
+stopped it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import traceback
+
+import numpy as np
+
+
+def engine(method: str, n: int):
+    """DPBench's engine for a dphist method name, and the workload it is given."""
+    from dpcomp_core import workload
+    from dpcomp_core.algorithm import (
+        HB,
+        DPcube1D,
+        ahp,
+        dawa,
+        identity,
+        mwemND,
+        privelet,
+        thirdparty,
+        uniform,
+    )
+
+    prefix = workload.Prefix1D(n)
+    table = {
+        "identity": lambda: identity.identity_engine(),
+        "uniform": lambda: uniform.uniform_noisy_engine(),
+        "Privelet": lambda: privelet.privelet_engine(),
+        "HB": lambda: HB.HB_engine(),
+        "Boost": lambda: HB.H2_engine(),
+        "AHP": lambda: ahp.ahpND_engine(),
+        # dphist's DAWA spends a quarter on the partition (DPBench's default is half)
+        "DAWA": lambda: dawa.dawa_engine(ratio=0.25, max_block_size=8192 if n > 32768 else None),
+        "P-HP": lambda: thirdparty.php_engine(),
+        "EFPA": lambda: thirdparty.efpa_engine(),
+        "MWEM": lambda: mwemND.mwemND_engine(),
+        "SF": lambda: thirdparty.StructureFirst_engine(),
+        "DPC": lambda: DPcube1D.DPcube1D_engine(),
+        "DPcube": lambda: DPcube1D.DPcube1D_engine(),
+    }
+    if method not in table:
+        raise KeyError(f"no DPBench counterpart for {method!r}")
+    needs_queries = method in ("DAWA", "MWEM")
+    q = prefix if needs_queries else None
+    if method == "DAWA":
+        q = prefix.query_list
+    return table[method](), q
+
+
+def main() -> None:
+    cache: dict = {}
+    data: dict = {}
+    for line in sys.stdin:
+        req = json.loads(line)
+        try:
+            if req["data"] not in data:
+                data[req["data"]] = np.load(req["data"])
+            x = data[req["data"]]
+            key = (req["method"], x.size)
+            if key not in cache:
+                cache[key] = engine(req["method"], x.size)
+            eng, q = cache[key]
+            start = time.process_time()
+            est = eng.Run(q, x, float(req["epsilon"]), int(req["seed"]))
+            seconds = time.process_time() - start
+            est = np.asarray(est, dtype=np.float64).reshape(-1)
+            reply = {"seconds": seconds, "error": _all_range_mse(x, est)}
+        except Exception as exc:  # reported to the driver, which prints it
+            reply = {"failed": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
+def _all_range_mse(x: np.ndarray, est: np.ndarray) -> float:
+    """Mean squared error over all ``n (n + 1) / 2`` ranges, from prefix sums (O(n))."""
+    e = np.concatenate(([0.0], np.cumsum(est - x)))
+    n = e.size
+    # sum over i < j of (e_j - e_i)**2 = n sum e**2 - (sum e)**2
+    total = n * np.dot(e, e) - e.sum() ** 2
+    return float(total / (n * (n - 1) / 2))
+
+
+if __name__ == "__main__":
+    main()

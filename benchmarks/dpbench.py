@@ -1,0 +1,170 @@
+"""CPU time of dphist's methods beside DPBench's counterparts, measured in one run.
+
+Run: python benchmarks/dpbench.py [--dpbench PATH] [--dpbench-python PYTHON]
+         [--methods identity,uniform,...] [--data nettrace_4096,search_logs,nettrace]
+         [--epsilon 0.1] [--repeats 5] [--limit 60] [--secure]
+
+``PATH`` (or the environment variable ``DPBENCH``) is a DPBench checkout, the folder
+holding ``dpcomp_core/``, built as ``../shared/specs/dpbench-build.md`` says; its
+interpreter is ``--dpbench-python`` (or ``DPBENCH_PYTHON``; default ``PATH/../venv/bin/
+python``). Without a checkout only dphist's column is printed.
+
+Both sides run on the same histogram, epsilon and seeds, interleaved (dphist, then
+DPBench, per repeat) after one warm-up each: DPBench in its own process (its numpy,
+through ``benchmarks/_dpbench_worker.py``), dphist in this one, each timed with
+``time.process_time`` around the release alone. Figures are medians over
+``--repeats``; ``speed`` is DPBench's time over dphist's. dphist uses seeded noise
+like DPBench (``--secure``: the operating system's CSPRNG). A DPBench call over
+``--limit`` seconds is stopped and shown as ``>limit``. The last column gives both
+all-range mean squared errors (one seed: a sanity check, not an accuracy study).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import selectors
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import dphist as dh
+from dphist import datasets
+from dphist.metrics import interval_mse
+
+#: dphist methods with a DPBench counterpart (``_dpbench_worker.engine``).
+COUNTERPARTS = ["HB", "AHP", "DAWA", "P-HP", "MWEM", "DPC", "identity", "Privelet", "uniform",
+                "Boost", "EFPA", "SF"]  # fmt: skip
+DATA = ["nettrace_4096", "search_logs", "nettrace"]
+WORKER = Path(__file__).with_name("_dpbench_worker.py")
+
+
+class DPBench:
+    """DPBench's algorithms in a worker process (restarted after a call over the limit)."""
+
+    def __init__(self, checkout: Path, python: str, limit: float):
+        self.checkout, self.python, self.limit = checkout, python, limit
+        self.log = tempfile.mkdtemp(prefix="dpbench-log-")
+        self.proc: subprocess.Popen | None = None
+
+    def _start(self) -> subprocess.Popen:
+        env = {**os.environ, "PYTHONPATH": str(self.checkout), "DPCOMP_CORE": str(self.checkout),
+               "DPCOMP_LOG_PATH": self.log}  # fmt: skip
+        return subprocess.Popen([self.python, str(WORKER)], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
+
+    def run(self, method: str, data: str, epsilon: float, seed: int) -> dict:
+        if self.proc is None:
+            self.proc = self._start()
+        req = {"method": method, "data": data, "epsilon": epsilon, "seed": seed}
+        self.proc.stdin.write(json.dumps(req) + "\n")
+        self.proc.stdin.flush()
+        sel = selectors.DefaultSelector()
+        sel.register(self.proc.stdout, selectors.EVENT_READ)
+        if not sel.select(timeout=self.limit):
+            self.close()
+            return {"failed": f">{self.limit:g} s"}
+        line = self.proc.stdout.readline()
+        if not line:
+            self.close()
+            return {"failed": "DPBench's worker exited"}
+        return json.loads(line)
+
+    def close(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+
+def dphist_seconds(method: str, x: np.ndarray, epsilon: float, seed: int | None) -> tuple:
+    info = dh.get_method(method)
+    start = time.process_time()
+    rel = dh.publish(x, epsilon=epsilon, method=info.name, rng=seed, **info.example)
+    return time.process_time() - start, rel.estimate
+
+
+def fmt_seconds(s: float) -> str:
+    return f"{s * 1e3:9.2f} ms" if s < 1 else f"{s:9.2f} s "
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dpbench", default=os.environ.get("DPBENCH"))
+    parser.add_argument("--dpbench-python", default=os.environ.get("DPBENCH_PYTHON"))
+    parser.add_argument("--methods", default=",".join(COUNTERPARTS))
+    parser.add_argument("--data", default=",".join(DATA))
+    parser.add_argument("--epsilon", type=float, default=0.1)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--limit", type=float, default=60.0)
+    parser.add_argument("--secure", action="store_true", help="dphist with secure noise")
+    args = parser.parse_args()
+
+    bench = None
+    if args.dpbench:
+        checkout = Path(args.dpbench).resolve()
+        python = args.dpbench_python or str(checkout.parent / "venv" / "bin" / "python")
+        bench = DPBench(checkout, python, args.limit)
+    else:
+        print("no DPBench checkout given (--dpbench or DPBENCH): dphist's column only\n")
+    names = [m.strip() for m in args.methods.split(",") if m.strip()]
+    folder = tempfile.mkdtemp(prefix="dpbench-data-")
+    tables = []
+    for name in args.data.split(","):
+        x = datasets.load(name.strip())
+        path = os.path.join(folder, f"{name}.npy")
+        np.save(path, x.astype(np.int64))
+        tables.append((name, x, path))
+
+    mode = "secure" if args.secure else "seeded"
+    print(f"CPU seconds, epsilon {args.epsilon:g}, median of {args.repeats} after a warm-up; "
+          f"dphist {mode}; speed = DPBench / dphist; all-range MSE (seed 0)")  # fmt: skip
+    for name, x, path in tables:
+        print(f"\n{name} ({x.size:,} bins)")
+        print(f"  {'method':10} {'dphist':>12} {'DPBench':>12} {'speed':>9}   "
+              f"{'MSE dphist':>11} {'MSE DPBench':>11}")  # fmt: skip
+        for method in names:
+            row = measure(method, x, path, args, bench)
+            print("  " + row, flush=True)
+    if bench is not None:
+        bench.close()
+
+
+def measure(method: str, x: np.ndarray, path: str, args, bench: DPBench | None) -> str:
+    seed = lambda r: None if args.secure else r  # noqa: E731
+    _, est = dphist_seconds(method, x, args.epsilon, seed(0))  # warm-up, and the error
+    ours_err = interval_mse(x, est)
+    theirs_err, their_times, failed = float("nan"), [], ""
+    if bench is not None:
+        warm = bench.run(method, path, args.epsilon, 0)
+        failed = warm.get("failed", "")
+        theirs_err = warm.get("error", float("nan"))
+    ours = []
+    for r in range(args.repeats):
+        ours.append(dphist_seconds(method, x, args.epsilon, seed(r + 1))[0])
+        if bench is not None and not failed:
+            reply = bench.run(method, path, args.epsilon, r + 1)
+            failed = reply.get("failed", "")
+            their_times.append(reply.get("seconds", float("nan")))
+    mine = statistics.median(ours)
+    if bench is None:
+        theirs, speed = f"{'-':>12}", f"{'-':>9}"
+    elif failed:
+        theirs, speed = f"{failed[:12]:>12}", f"{'-':>9}"
+        if failed.startswith(">"):
+            speed = f"{'>' + format(args.limit / mine, '.0f') + 'x':>9}"
+    else:
+        t = statistics.median(their_times)
+        theirs, speed = fmt_seconds(t), f"{t / mine:8.2f}x"
+    return (f"{method:10} {fmt_seconds(mine)} {theirs} {speed}   "
+            f"{ours_err:11.4g} {theirs_err:11.4g}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    sys.exit(main())

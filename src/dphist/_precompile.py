@@ -1,0 +1,94 @@
+"""Compile the numba kernels ahead of use, into numba's on-disk cache.
+
+Kernels compile on first call (:mod:`dphist._jit`) and numba keeps the machine code
+(``cache=True``) in ``__pycache__`` beside the sources, or in ``NUMBA_CACHE_DIR``.
+Running every registered method once, on small synthetic histograms and under both
+privacy definitions, with its error bars, compiles every kernel a release uses with
+the types a release gives it; later processes load the code instead of compiling it.
+The install runs this (``setup.py``; ``DPHIST_PRECOMPILE=0`` skips it); so can a
+container build: ``python -m dphist._precompile``. The cache belongs to this numba
+version, Python and CPU: anywhere else numba compiles as before.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import subprocess
+import sys
+import time
+import warnings
+
+__all__ = ["main", "warm"]
+
+#: Sizes that take both noise samplers (a table from 512 draws) and the methods'
+#: small- and large-domain paths.
+SIZES = (40, 1500)
+
+
+def warm(names: list[str]) -> list[str]:
+    """Run ``names`` once per size and definition, with error bars; return failures."""
+    import numpy as np
+
+    import dphist as dh
+    from dphist.uncertainty.model import NoErrorBarError
+
+    failed = []
+    zcdp = set(dh.zcdp_methods())
+    for name in names:
+        info = dh.get_method(name)
+        for n in SIZES:
+            x = dh.synthetic.spiky(n, rng=1)
+            budgets = [{"epsilon": 0.5}] + ([{"rho": 0.05}] if name in zcdp else [])
+            for budget in budgets:
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        rel = dh.publish(x, method=name, rng=0, **budget, **info.example)
+                    if rel.uncertainty is not None:
+                        with contextlib.suppress(NoErrorBarError):  # a method stating none
+                            lo = np.array([0, n // 3])
+                            rel.ranges(lo, lo + n // 2, stderr=True)
+                            rel.interval(0, n // 2)
+                except Exception as exc:  # a method refusing a setting is not a failure here
+                    failed.append(f"{name} (n={n}, {budget}): {type(exc).__name__}: {exc}")
+    return failed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    parser.add_argument("--methods", default="", help="comma-separated (default: all)")
+    args = parser.parse_args(argv)
+    if args.methods:
+        failed = warm([m for m in args.methods.split(",") if m])
+        for line in failed:
+            print(f"  not compiled: {line}", file=sys.stderr)
+        return 0
+
+    from dphist.methods import list_methods
+
+    names = [m.name for m in list_methods()]
+    start = time.perf_counter()
+    shares = [names[j :: args.jobs] for j in range(args.jobs)]
+    procs = [subprocess.Popen(_command("--methods", ",".join(part))) for part in shares if part]
+    codes = [p.wait() for p in procs]
+    print(
+        f"dphist: compiled the kernels of {len(names)} methods in "
+        f"{time.perf_counter() - start:.0f} s",
+        file=sys.stderr,
+    )
+    return max(codes, default=0)
+
+
+def _command(*args: str) -> list[str]:
+    """This module's command line, importing this very copy of dphist (an install's
+    build environment may hide the source folder from a path-based import)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = f"import sys; sys.path.insert(0, {root!r}); from dphist._precompile import main; "
+    return [sys.executable, "-c", code + f"sys.exit(main({list(args)!r}))"]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
