@@ -239,7 +239,7 @@ def test_choice_sees_the_data_only_through_the_noisy_total(monkeypatch):
     dh.publish(np.arange(64), epsilon=1, method="auto", rng=2)
     ((args, kwargs),) = seen
     assert args[0] == 64 and not any(isinstance(v, np.ndarray) for v in [*args, *kwargs.values()])
-    assert set(kwargs) == {"noisy_total", "noisy_top_tenth", "model"}
+    assert set(kwargs) == {"noisy_total", "noisy_top_tenth", "model", "definition", "share"}
 
 
 # --- the fit, against brute force ------------------------------------------------------

@@ -383,7 +383,7 @@ def test_auto_from_the_command_line(capsys, workdir):
     assert code == 0, err
     payload, _ = read_json_estimate(workdir / "c.json")
     auto = payload["release"]["params"]["auto"]
-    assert "point queries" in auto["reason"]  # categories: point queries by default
+    assert "ranges of every length" in auto["reason"]  # one default: as in Python
     assert auto["noisy_total"] is None and auto["share"] == "0"
 
     code, _, err = run(

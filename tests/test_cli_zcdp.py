@@ -49,7 +49,6 @@ def test_publish_with_rho_records_the_definition_and_the_implied_epsilon(capsys)
     [
         (["--rho", "0.05", "--epsilon", "1", "--method", "HB"], "not both"),
         (["--method", "HB"], "give --epsilon"),
-        (["--rho", "0.05", "--method", "auto"], "--method auto"),
         (["--rho", "0", "--method", "HB"], "rho must be > 0"),
         (["--rho", "0.1", "--delta", "1.5", "--method", "HB"], "delta must lie in (0, 1)"),
     ],
@@ -79,3 +78,17 @@ def test_groupsize_budget_errors(capsys):
     assert code == 2 and "not both" in err and err.count("\n") == 1
     code, _, err = run(capsys, "groupsize", "--demo", "--rho", "1")
     assert code == 2 and "--demo" in err
+
+
+def test_publish_auto_under_rho(capsys):
+    """auto runs under zCDP: Gaussian features, a zCDP method, one rho ledger."""
+    code, _, err = run(
+        capsys, "publish", "v.csv", "-c", "v", "--domain", "0:100:1", "--rho", "0.05",
+        "--seed", "4", "--out", "z.json",
+    )  # fmt: skip
+    assert code == 0, err
+    rel = json.loads(Path("z.json").read_text())["release"]
+    assert rel["definition"] == "zcdp" and rel["spent_exact"] == "1/20"
+    assert {c["unit"] for c in rel["ledger"]} == {"rho"}
+    assert rel["ledger"][0]["primitive"] == "discrete_gaussian"
+    assert "2 sqrt(rho)" in rel["params"]["auto"]["reason"]

@@ -180,12 +180,39 @@ def accuracy(
     definition = "pure" if rho is None else "zcdp"
     budget = float(epsilon if rho is None else rho)
     work = resolve_workload(workload, n)
+    if isinstance(method, str) and method.strip().lower() == "auto":
+        raise ValidationError(_auto_accuracy(n, budget, definition, workload, work, a))
     model = _model(method, n, budget, definition)
     rmse = math.sqrt(workload_total(model.noise, work) / work.size)
     return Accuracy(
         get_method(method).name, n, budget, definition, _name(workload),
         rmse, _half_width(model, work, a), a,
     )  # fmt: skip
+
+
+def _auto_accuracy(
+    n: int, budget: float, definition: str, workload: object, work: Any, alpha: float
+) -> str:
+    """Why ``auto`` has no accuracy before release, with its data-independent
+    candidates' accuracy at the budget its chosen method gets."""
+    from .methods.selector import CANDIDATES, DEFAULT_SHARE, SMALL_DOMAIN
+
+    left = budget * (1 - float(DEFAULT_SHARE)) if n > SMALL_DOMAIN else budget
+    name = "rho" if definition == "zcdp" else "epsilon"
+    amount = {"rho" if definition == "zcdp" else "epsilon": left}
+    names = dict.fromkeys(c.method for c in CANDIDATES if data_independent(c))
+    lines = []
+    for m in names:
+        acc = accuracy(m, n, workload=workload, alpha=alpha, **amount)
+        lines.append(f"{m}: RMSE {acc.rmse:.4g}, {1 - alpha:.0%} within {acc.half_width:.4g}")
+    return (
+        "method 'auto' has no accuracy known before release: which method it picks, and "
+        "the error of most of its candidates, depend on the data. Its data-independent "
+        f"candidates on {_name(workload)} queries over {n} bins at the {name} {left:.4g} "
+        f"left after auto's features -- {'; '.join(lines)}. auto is trained to stay "
+        "within 1.2x of the better of identity and HB; name one of these methods for an "
+        "accuracy that holds before release."
+    )
 
 
 def _name(workload: object) -> str:

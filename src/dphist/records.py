@@ -24,11 +24,11 @@ __all__ = ["histogram"]
 
 def _check_method(method: object, params: dict[str, Any]) -> None:
     if isinstance(method, str) and method.strip().lower() == "auto":
-        extra = sorted(set(params) - {"workload", "time_budget"})
+        extra = sorted(set(params) - {"workload", "time_budget", "auto_share"})
         if extra:
             raise ValidationError(
-                "method 'auto' chooses the parameters itself; it accepts only workload= and "
-                f"time_budget= (got {', '.join(map(repr, extra))})"
+                "method 'auto' chooses the parameters itself; it accepts only workload=, "
+                f"time_budget= and auto_share= (got {', '.join(map(repr, extra))})"
             )
         return
     get_method(method).pipeline(**params)

@@ -8,13 +8,15 @@ Noise modes: ``rng=None`` draws secure noise from the operating system (releases
 private); an int seed or a ``numpy.random.Generator`` gives reproducible noise for
 experiments, and every release made with it has ``private=False``.
 
-``method="auto"`` spends ``auto_share`` of the release's epsilon (default
+``method="auto"`` spends ``auto_share`` of the release's epsilon or rho (default
 :data:`~dphist.methods.selector.DEFAULT_SHARE`, 0 for public facts only) on a noisy
 total and the noisy records in the fullest tenth of the bins, then picks a
 registered method and its settings with :func:`dphist.methods.advisor.choose` from
 them, the number of bins, the rest of epsilon, ``workload=`` and ``time_budget=``; the
 release names the chosen method, its ledger holds both steps and ``params["auto"]``
-records the noisy facts and the reason.
+records the noisy facts, the reason in words and the model's leaf. Under zCDP the
+features get Gaussian noise and the model reads rho through
+:func:`~dphist.methods.advisor.pure_equivalent`.
 """
 
 from __future__ import annotations
@@ -155,8 +157,6 @@ class Session:
         if self.shape is not None:  # a 2-D histogram: dphist.twod
             return self._publish_grid(method, amount, params)
         if isinstance(method, str) and method.strip().lower() == "auto":
-            if self._budget.definition != "pure":
-                raise ValidationError("method 'auto' chooses among pure epsilon-DP methods only")
             return self._publish_auto(epsilon=amount, **params)
         info, pipeline = self._checked(method, params)
         check_bins(self.n, info.name)  # machine memory, a public fact: before any spend
@@ -301,6 +301,7 @@ class Session:
                 epsilon=eps_features,
                 budget=self._accountant.child(eps_features, label="auto features"),
                 noise=self._noise.spawn(),
+                definition=self._budget.definition,
             )
             total, top = outcome.state.notes["features"]
             features = outcome.ledger
@@ -312,6 +313,8 @@ class Session:
             noisy_total=total,
             noisy_top_tenth=top,
             model=auto_model,
+            definition=self._budget.definition,
+            share=share,
         )
         info, pipeline = self._checked(choice.method, choice.params)
         budget = self._accountant.child(eps_method, label=info.name)
@@ -323,6 +326,7 @@ class Session:
             "noisy_total": total,
             "noisy_top_tenth": top,
             "reason": choice.reason,
+            "leaf": choice.leaf,
         }
         release = replace(
             release,

@@ -79,12 +79,13 @@ class AutoFeatures(Block):
     records in the fullest tenth of the bins, in ``notes["features"]``; the estimate
     spreads the total evenly.
 
-    Privacy: one measurement of :class:`~dphist._kernel.TotalAndTop` (sensitivity 2)
-    with the block's whole share.
+    Privacy: one measurement of :class:`~dphist._kernel.TotalAndTop` (L1 and squared
+    L2 sensitivity 2) with the block's whole share, Laplace or, under zCDP, Gaussian.
     """
 
     label = "auto_features"
     spends = True
+    zcdp = True  # one kernel measurement: Gaussian noise at squared L2 sensitivity 2
 
     def run(self, state: State, view: PrivateView | None) -> State:
         m = view.measure(TotalAndTop(view.n))

@@ -75,7 +75,7 @@ def _method_params(
     if method == "auto":
         if params:
             raise typer.BadParameter("--method auto chooses the parameters; drop --param")
-        kind: object = workload or (None if binning.numeric else "point")
+        kind: object = workload  # None: every range, as in Python
         if isinstance(kind, str) and isinstance(number(kind), int | float):
             kind = number(kind)
         with usage("'--workload'"):
@@ -158,7 +158,7 @@ Params = Annotated[
 Workload = Annotated[
     str | None,
     opt("KIND|LENGTH", "For auto: point, short, long, all, prefix (or categorical, mixed), "
-         "or a typical query length in bins."),
+         "or a typical query length in bins; default all (every range), as in Python."),
 ]  # fmt: skip
 TimeBudget = Annotated[float | None, opt("SECONDS", "For auto: time budget.", min=0.0)]
 AutoShare = Annotated[
@@ -222,11 +222,6 @@ def _check(
 ) -> _Request:  # fmt: skip
     """Every option checked before any data is read (usage errors, exit code 2)."""
     chosen = budget(epsilon, rho)
-    if method == "auto" and chosen.definition == "zcdp":
-        raise typer.BadParameter(
-            "--method auto chooses among pure epsilon-DP methods; with --rho name a method",
-            param_hint="'--method'",
-        )
     refuse_data_bins(bins)
     if counts not in COUNTS:
         raise typer.BadParameter("must be integer or float", param_hint="'--counts'")

@@ -47,6 +47,7 @@ __all__ = [
     "choose",
     "features_pipeline",
     "predicted_seconds",
+    "pure_equivalent",
     "workload_kind",
 ]
 
@@ -185,13 +186,36 @@ def feature_share(share: object) -> Fraction:
     return value
 
 
+def pure_equivalent(budget: object, definition: str = "pure") -> float:
+    """The epsilon the model reads for a method's budget: epsilon itself, or under
+    zCDP ``2 sqrt(rho)``.
+
+    The model was trained under pure DP, where it reads epsilon only as signal to noise
+    (:func:`~dphist.methods.selector.feature_vector`). One count of sensitivity 1 gets
+    variance ``2 / epsilon**2`` from Laplace noise and ``1 / (2 rho)`` from Gaussian
+    noise at rho; the two are equal at ``epsilon = 2 sqrt(rho)``, so the per-measurement
+    noise every candidate's error is built from is matched. The Gaussian versions gain
+    where a record enters many measurements (L2 against L1 sensitivity: hierarchies);
+    the mapping does not model that gain, so it ranks them as their pure forms rank.
+    """
+    if definition == "zcdp":
+        return 2.0 * math.sqrt(float(budget))
+    return float(budget)
+
+
 @dataclass(frozen=True)
 class Choice:
-    """What ``auto`` chose: the method, its settings, and why."""
+    """What ``auto`` chose: the method, its settings, and why (in words; ``leaf`` keeps
+    the model's region with its thresholds for the JSON)."""
 
     method: str
     params: dict[str, Any]
     reason: str
+    leaf: str = ""
+
+
+def _percent(share: Fraction) -> str:
+    return f"{float(share) * 100:.3g}%"
 
 
 def choose(
@@ -203,23 +227,31 @@ def choose(
     noisy_total: float | None = None,
     noisy_top_tenth: float | None = None,
     model: Model | None = None,
+    definition: str = "pure",
+    share: object = None,
 ) -> Choice:
-    """The method for ``n`` bins whose release spends ``epsilon``.
+    """The method for ``n`` bins whose release spends ``epsilon`` (``rho`` with
+    ``definition="zcdp"``, read through :func:`pure_equivalent`).
 
     ``noisy_total`` and ``noisy_top_tenth`` are the number of records and the records
     in the fullest tenth of the bins as ``auto`` measured them (None: public facts
-    only); ``model`` replaces the shipped one (the held-out evaluation fits one per
-    data set). Deterministic: the same inputs always give the same choice.
+    only), with ``share`` of the budget (for the reason's words); ``model`` replaces
+    the shipped one (the held-out evaluation fits one per data set). Deterministic:
+    the same inputs always give the same choice.
     """
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
         raise ValidationError(f"n must be a positive number of bins; got {n!r}")
+    if definition not in ("pure", "zcdp"):
+        raise ValidationError(f"definition must be 'pure' or 'zcdp'; got {definition!r}")
     n = int(n)
-    eps = validate_epsilon(epsilon)
+    name = "rho" if definition == "zcdp" else "epsilon"
+    budget = validate_epsilon(epsilon, name=name)
+    eps = pure_equivalent(budget, definition)
     seconds = time_budget_seconds(time_budget)
     kind, about = workload_kind(n, workload)
     measured = noisy_total is not None
     model = load_model() if model is None else model
-    features = feature_vector(n, float(eps), noisy_total, noisy_top_tenth)
+    features = feature_vector(n, eps, noisy_total, noisy_top_tenth)
     ranking = model.rank(features, kind, measured)
     pool = ranking.candidates
     if n <= SMALL_DOMAIN:  # data-dependent candidates gain nothing here (SMALL_DOMAIN)
@@ -233,17 +265,19 @@ def choose(
         skipped.append(cand.label)
     if chosen is None:
         chosen = min(pool, key=lambda c: predicted_seconds(c.method, n))
-    seen = "public facts only"
+    first = ranking.candidates[0].label
+    where = ranking.plain() or "every histogram"
+    reason = f"{chosen.label}: {about} over {n} bins at {name} {float(budget):.3g}; "
+    reason += f"trained on public data, the selector ranks {first} first for {where}"
+    reason += f" (within {ranking.regret:.2f}x of the best there on average)"
     if measured:
-        seen = f"noisy total {noisy_total:.6g}"
-        if noisy_top_tenth is not None:
-            seen += f", noisy records in the fullest tenth of the bins {noisy_top_tenth:.6g}"
-    where = " and ".join(ranking.path) or "every histogram"
-    reason = (
-        f"{about} over {n} bins at epsilon {float(eps):g} ({seen}): the selector trained on "
-        f"public data ranks {ranking.candidates[0].label} first where {where} "
-        f"(training regret {ranking.regret:.2f})"
-    )
+        part = _percent(Fraction(str(share))) + " of " if share is not None else "a share of "
+        reason += (
+            f"; {part}the {name} measured the total and the fullest tenth of the bins "
+            "(the noisy values are in the release's JSON)"
+        )
+    else:
+        reason += "; chosen from public facts only"
     if n <= SMALL_DOMAIN:
         reason += (
             f"; on at most {SMALL_DOMAIN} bins auto keeps to data-independent methods "
@@ -251,4 +285,7 @@ def choose(
         )
     if skipped:
         reason += f"; {', '.join(skipped)} predicted to exceed the {seconds:g} s time budget"
-    return Choice(chosen.method, dict(chosen.params), reason)
+    if definition == "zcdp":
+        reason += f"; under zCDP the model reads rho as epsilon {eps:.3g} (2 sqrt(rho))"
+    leaf = " and ".join(ranking.path) or "every histogram"
+    return Choice(chosen.method, dict(chosen.params), reason, leaf)

@@ -31,6 +31,7 @@ __all__ = [
     "DEFAULT_SHARE",
     "FEATURES",
     "MODEL_FILE",
+    "PLAIN",
     "SMALL_DOMAIN",
     "WORKLOADS",
     "Candidate",
@@ -125,6 +126,36 @@ FEATURES: tuple[str, ...] = (
 
 MODEL_FILE = Path(__file__).with_name("auto_model.json")
 
+#: What a leaf's side of each feature means, in words a publisher reads (a leaf's
+#: thresholds are left to the JSON: they are model internals, not facts about the data).
+PLAIN: dict[str, dict[str, str]] = {
+    "log2_bins": {
+        "low": "smaller domains",
+        "high": "larger domains",
+        "between": "mid-sized domains",
+    },
+    "log10_epsilon": {
+        "low": "a small epsilon",
+        "high": "a large epsilon",
+        "between": "a moderate epsilon",
+    },
+    "log10_signal": {
+        "low": "few records for this epsilon",
+        "high": "many records for this epsilon",
+        "between": "a moderate number of records for this epsilon",
+    },
+    "log10_signal_per_bin": {
+        "low": "most bins hold few records next to the noise",
+        "high": "most bins hold records well above the noise",
+        "between": "bins hold about as many records as the noise",
+    },
+    "top_tenth_share": {
+        "low": "the records are spread over the bins",
+        "high": "the records are concentrated in a few bins",
+        "between": "the records are partly concentrated",
+    },
+}
+
 
 def feature_vector(
     n: int, epsilon: float, total: float | None, top: float | None = None
@@ -150,8 +181,14 @@ class Ranking:
     """The candidates of one leaf, best first, with the leaf's path and training regret."""
 
     candidates: tuple[Candidate, ...]
-    path: tuple[str, ...]
+    path: tuple[str, ...]  # the leaf's region with its thresholds (for the JSON only)
     regret: float  # geometric-mean training regret of the first candidate in the leaf
+    sides: tuple[tuple[int, str], ...] = ()  # (feature, "low" | "high" | "between")
+
+    def plain(self) -> str:
+        """The leaf's region in words, without thresholds: "larger domains and most
+        bins hold records well above the noise" (:data:`PLAIN`)."""
+        return " and ".join(PLAIN[FEATURES[f]][side] for f, side in self.sides)
 
 
 @dataclass(frozen=True)
@@ -176,7 +213,11 @@ class Model:
                 low[f] = max(low.get(f, -math.inf), t)
                 node = node["high"]
         ranked = tuple(self.candidates[label] for label in node["rank"])
-        return Ranking(ranked, _bounds(low, high), float(node["regret"]))
+        sides = tuple(
+            (f, "between" if f in low and f in high else "high" if f in low else "low")
+            for f in sorted(set(low) | set(high))
+        )
+        return Ranking(ranked, _bounds(low, high), float(node["regret"]), sides)
 
     def to_json(self) -> str:
         data = {
