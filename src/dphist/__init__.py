@@ -31,7 +31,7 @@ from .records2d import histogram2d
 from .release import Release
 from .session import Session, publish, zcdp_methods
 from .store import BudgetStore
-from .streams import stream
+from .streams import stream, stream_frames
 from .twod import Release2D, list_grid_methods
 from .uncertainty import NoErrorBarError
 
@@ -68,6 +68,7 @@ __all__ = [
     "publish",
     "store",
     "stream",
+    "stream_frames",
     "streams",
     "synthetic",
     "twod",

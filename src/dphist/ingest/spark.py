@@ -43,7 +43,17 @@ from .binning import Binning, label_number, outside_policy
 from .count import MISSING_ID_TEXT, salt, unit_bound
 from .stream import edge_grid
 
-__all__ = ["check_frame", "count_frame", "is_spark_frame", "read_group_frames"]
+__all__ = [
+    "check_frame",
+    "count_frame",
+    "is_spark_frame",
+    "read_group_frames",
+    "unit_type",
+    "window_counts",
+    "window_frame",
+    "window_unit_counts",
+    "window_units",
+]
 
 _INTEGRAL = ("ByteType", "ShortType", "IntegerType", "LongType")
 _NUMERIC = (*_INTEGRAL, "FloatType", "DoubleType", "DecimalType")
@@ -76,11 +86,14 @@ def _number(df: Any, column: str, F: Any) -> Any:
     return F.when(~F.isnan(x) & (F.abs(x) < float("inf")), x)
 
 
-def _binned(df: Any, column: str, binning: Binning, outside: str, unit: str | None) -> Any:
-    """The counted records with column ``bin`` (and ``u``)."""
+def _binned(
+    df: Any, column: str, binning: Binning, outside: str, unit: str | None, carry: tuple = ()
+) -> Any:
+    """The counted records with column ``bin`` (and ``u``, and the columns ``carry``)."""
     from pyspark.sql import functions as F
 
-    keep = [F.col(unit).alias("u")] if unit is not None else []
+    keep = [*([F.col(unit).alias("u")] if unit is not None else []), *carry]
+    names = [*(["u"] if unit is not None else []), *carry]
     if binning.numeric:
         edges = binning.edges
         assert edges is not None
@@ -92,8 +105,8 @@ def _binned(df: Any, column: str, binning: Binning, outside: str, unit: str | No
         else:
             values = values.where((x >= lo) & (x <= hi))
         if binning.domain is not None:
-            return values.select(_domain_bin(binning, F).alias("bin"), *(["u"] if unit else []))
-        return _edges_bin(values, edges, F).select("bin", *(["u"] if unit else []))
+            return values.select(_domain_bin(binning, F).alias("bin"), *names)
+        return _edges_bin(values, edges, F).select("bin", *names)
     labels = list(binning.categories or ())
     numbers = [label_number(c) for c in labels]
     spark = df.sparkSession
@@ -108,7 +121,7 @@ def _binned(df: Any, column: str, binning: Binning, outside: str, unit: str | No
         pairs = list(zip(labels, range(len(labels)), strict=True))
         table = spark.createDataFrame(pairs, "k string, bin int")
     values = df.select(key.alias("k"), *keep)
-    return values.join(F.broadcast(table), "k").select("bin", *(["u"] if unit else []))
+    return values.join(F.broadcast(table), "k").select("bin", *names)
 
 
 def _domain_bin(binning: Binning, F: Any) -> Any:
@@ -165,18 +178,23 @@ def _edges_bin(values: Any, edges: np.ndarray, F: Any) -> Any:
     )  # fmt: skip
 
 
-def _bounded(records: Any, unit_type: str, k: int, key: str) -> Any:
-    """At most ``k`` records per unit, ranked by a keyed hash of the record."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
+def _missing_id(unit_type: str, F: Any) -> Any:
+    """True where the unit id ``u`` is missing (:func:`dphist.ingest.count.missing_id_sql`)."""
     u = F.col("u")
     missing = u.isNull()
     if unit_type == "StringType":
         missing = missing | F.lower(F.trim(u)).isin(*MISSING_ID_TEXT)
     elif unit_type in ("FloatType", "DoubleType"):
         missing = missing | F.isnan(u)
-    kept = records.where(~missing)
+    return missing
+
+
+def _bounded(records: Any, unit_type: str, k: int, key: str) -> Any:
+    """At most ``k`` records per unit, ranked by a keyed hash of the record."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    kept = records.where(~_missing_id(unit_type, F))
     same = Window.partitionBy("u", "bin").orderBy("bin")
     kept = kept.withColumn("j", F.row_number().over(same))
     rank = F.md5(F.concat_ws(chr(31), F.lit(key), F.col("u").cast("string"),
@@ -324,3 +342,105 @@ def _leaves(groups: Any, levels: Sequence[str], Hierarchy: Any) -> tuple[Any, An
         [(*tuple(r), int(p)) for r, p in zip(rows, leaf_pos, strict=True)], schema
     )
     return hierarchy, table
+
+
+# --------------------------------------------------------------------------- windows
+
+_T, _W = "__dphist_time", "__dphist_window"
+
+
+def unit_type(df: Any, column: str) -> str:
+    """The Spark type name of a column (a clear error when there is no such column)."""
+    return _type(df, column)
+
+
+def _seconds(df: Any, time: str, F: Any) -> Any:
+    """The time column as seconds (a finite double, NULL when not a time): numbers as
+    they are, timestamps and dates since 1970 UTC (a timestamp without a zone is UTC),
+    exact to the microsecond. Text is refused, as for values (parse it in Spark)."""
+    kind = _type(df, time)
+    t = F.col(_T)
+    if kind == "TimestampType":
+        return F.unix_micros(t) / F.lit(1e6)
+    if kind == "TimestampNTZType":
+        micros = F.expr(f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', {_T})")
+        return micros / F.lit(1e6)
+    if kind == "DateType":
+        return F.unix_date(t).cast("double") * F.lit(86400.0)
+    if kind not in _NUMERIC:
+        raise ValidationError(
+            f"time column {time!r} has type {kind}: Spark streams read numbers, timestamps or "
+            "dates (cast the column in Spark first)"
+        )
+    x = t.cast("double") + F.lit(0.0)
+    return F.when(~F.isnan(x) & (F.abs(x) < float("inf")), x)
+
+
+def window_frame(
+    df: Any, *, time: str, column: str, binning: Binning, outside: str, start: float,
+    length: float, first: int, limit: int, end: float | None = None,
+    privacy_unit: str | None = None,
+) -> Any:  # fmt: skip
+    """The records of windows ``first`` to ``limit - 1`` with columns ``win``, ``bin``
+    (and ``u``), planned in Spark (nothing runs). The window of a time is that of
+    :meth:`dphist.streams.Windowing.index`, by the same double arithmetic; the
+    quotient is clamped first, so no integer overflows (an error under ANSI SQL)
+    whatever the time. Records at or after ``end`` are dropped."""
+    from pyspark.sql import functions as F
+
+    _type(df, column)
+    if privacy_unit is not None:
+        _type(df, privacy_unit)
+    frame = df.withColumn(_T, F.col(time))
+    frame = frame.withColumn(_T, _seconds(df, time, F))
+    t, s, length_ = F.col(_T), F.lit(float(start)), F.lit(float(length))
+    q = F.least(F.greatest((t - s) / length_, F.lit(-1.0)), F.lit(float(limit) + 1.0))
+    frame = frame.withColumn(_W, F.floor(q))
+    i = F.col(_W)
+    frame = frame.withColumn(_W, F.when(F.col(_T) < s + i * length_, i - 1).otherwise(i))
+    frame = frame.withColumn(_W, F.when(F.col(_T) >= s + (i + 1) * length_, i + 1).otherwise(i))
+    keep = F.col(_T).isNotNull() & (F.col(_T) >= s) & (i >= first) & (i < limit)
+    if end is not None:
+        keep = keep & (F.col(_T) < F.lit(float(end)))
+    binned = _binned(frame.where(keep), column, binning, outside, privacy_unit, (_W,))
+    return binned.withColumnRenamed(_W, "win")
+
+
+def window_counts(frame: Any, n: int) -> dict[int, np.ndarray]:
+    """Counts per bin of each window of a :func:`window_frame` (no unit): one
+    ``groupBy`` in Spark, the nonzero ``(window, bin, count)`` collected."""
+    rows = frame.groupBy("win", "bin").count().collect()
+    win = np.array([r["win"] for r in rows], dtype=np.int64)
+    bins = np.array([r["bin"] for r in rows], dtype=np.int64)
+    count = np.array([r["count"] for r in rows], dtype=np.int64)
+    out: dict[int, np.ndarray] = {}
+    for w in np.unique(win).tolist():
+        mine = win == w
+        out[w] = np.bincount(bins[mine], weights=count[mine], minlength=n).astype(np.int64)
+    return out
+
+
+def window_units(frame: Any, unit_type: str) -> Any:
+    """A :func:`window_frame`'s records with a unit id as rows ``(win, u, bin, n)``:
+    ``n`` records of unit ``u`` in bin ``bin`` of window ``win`` (missing ids dropped).
+    Rows of several batches add up (union them); they stay in Spark."""
+    from pyspark.sql import functions as F
+
+    kept = frame.where(~_missing_id(unit_type, F))
+    return kept.groupBy("win", "u", "bin").agg(F.count(F.lit(1)).alias("n"))
+
+
+def window_unit_counts(rows: Any, unit_type: str, n: int, k: int, key: str) -> np.ndarray:
+    """Counts per bin of one window's :func:`window_units` rows, at most ``k`` records
+    per unit over the whole window, chosen by the keyed hash of :func:`count_frame`."""
+    from pyspark.sql import functions as F
+
+    totals = rows.groupBy("u", "bin").agg(F.sum("n").alias("n"))
+    records = totals.select(
+        "bin", "u", F.explode(F.sequence(F.lit(1).cast("long"), F.col("n").cast("long")))
+    )
+    out = np.zeros(n, dtype=np.int64)
+    kept = _bounded(records.select("bin", "u"), unit_type, k, key)
+    for row in kept.groupBy("bin").count().collect():
+        out[int(row["bin"])] = int(row["count"])
+    return out

@@ -6,16 +6,19 @@
   continual counter (binary tree or square-root factorization, :mod:`.counters`), each
   window's release with its exact ledger line (:mod:`.run`);
 * :mod:`.sink`: one file per window and an append-only ledger, for the command line;
-* :mod:`.sources`: records from standard input or from files arriving in a folder.
+* :mod:`.sources`: records from standard input or from files arriving in a folder;
+* :mod:`.spark`: ``dh.stream_frames``, a Spark Structured Streaming ``foreachBatch``
+  function that bins each micro-batch per window in Spark.
 
 The kernel primitives (the dissimilarity test's statistic, the counters) are in
 :mod:`dphist._kernel.streams`. Privacy model and its limits: docs/streams.md.
 """
 
-from .api import stream
+from .api import stream, stream_frames
 from .counters import largest_error, running_variances
 from .ledger import SlidingLedger, WindowEntry
 from .run import COUNTERS, KINDS, Stream, WindowRelease
+from .spark import FrameStream
 from .wevent import MECHANISMS, WEVENT, expected_abs_error
 from .windows import Watermark, Window, Windowing, parse_duration, parse_time
 
@@ -24,6 +27,7 @@ __all__ = [
     "KINDS",
     "MECHANISMS",
     "WEVENT",
+    "FrameStream",
     "SlidingLedger",
     "Stream",
     "Watermark",
@@ -37,4 +41,5 @@ __all__ = [
     "parse_time",
     "running_variances",
     "stream",
+    "stream_frames",
 ]

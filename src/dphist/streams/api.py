@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .. import ingest
@@ -10,9 +10,10 @@ from .._kernel import noise_source
 from ..errors import ValidationError
 from ..store import stored_cost
 from .run import Stream, amount_of, counts_windows, engine
+from .spark import FrameStream
 from .windows import Windowing
 
-__all__ = ["stream"]
+__all__ = ["stream", "stream_frames"]
 
 _RECORD_OPTIONS = ("column", "window", "start", "end", "lateness", "clock", "outside")
 
@@ -60,6 +61,51 @@ def stream(
     >>> [r.kind for r in dh.stream(days, epsilon=1, mechanism="sample", w=2, rng=0)]
     ['published', 'repeated', 'published']
     """
+    run, cut = _parts(
+        epsilon=epsilon, rho=rho, mechanism=mechanism, w=w, method=method, horizon=horizon,
+        share=share, privacy_unit=privacy_unit, max_records=max_records, budget=budget,
+        rng=rng, time=time, edges=edges, domain=domain, categories=categories, **options,
+    )  # fmt: skip
+    if cut is None:
+        return Stream(counts_windows(source), run, settle)
+    return Stream(cut.windows(source), run, settle)
+
+
+def stream_frames(
+    *, time: str, settle: bool = True, on_release: Callable[[Any], Any] | None = None,
+    **options: Any,
+) -> FrameStream:  # fmt: skip
+    """A Spark Structured Streaming ``foreachBatch`` function that publishes windows as
+    :func:`stream` does from records (docs/streams.md, "Spark").
+
+    Options as for :func:`stream` with ``time=`` (the bins, ``column``, ``window``,
+    ``start``, ``end``, ``lateness``, ``clock``, ``outside``, the mechanism, budget,
+    privacy unit and ``rng``). Each micro-batch is binned per window in Spark and only
+    per-window counts reach the driver; windows close by the public watermark
+    (:meth:`FrameStream.advance`, ``clock``, ``end`` at :meth:`FrameStream.close`).
+    ``on_release`` receives each :class:`WindowRelease`; without it they collect in
+    ``releases``. Every option is checked here, before any batch is read.
+
+    >>> import dphist as dh
+    >>> s = dh.stream_frames(time="t", column="v", window=60, start=0, end=180,
+    ...                      domain=(0, 100, 10), epsilon=1, rng=0)
+    >>> s.close()  # no batch arrived: three windows of zeros, noised
+    >>> [r.index for r in s.releases]
+    [0, 1, 2]
+    """
+    run, cut = _parts(time=time, **options)
+    assert cut is not None
+    return FrameStream(cut, Stream(iter(()), run, settle), on_release)
+
+
+def _parts(
+    *, epsilon: object = None, rho: object = None, mechanism: str = "periodic",
+    w: int | None = None, method: str | None = None, horizon: int | None = None,
+    share: object = None, privacy_unit: object = None, max_records: int | None = None,
+    budget: object = None, rng: object = None, time: str | None = None, edges: object = None,
+    domain: object = None, categories: object = None, **options: Any,
+) -> tuple[Any, Windowing | None]:  # fmt: skip
+    """The checked engine and (with ``time``) windowing of a stream: nothing read."""
     amount, definition = amount_of(epsilon, rho)
     noise_source(rng)  # checked before anything is read
     store = None
@@ -78,13 +124,13 @@ def stream(
             raise ValidationError(
                 f"{', '.join(sorted(records)) or 'bins'} apply to records: give time= as well"
             )
-        return Stream(counts_windows(source), run, settle)
+        return run, None
     bins = ingest.binning(edges=edges, domain=domain, categories=categories)
     cut = Windowing(
         time=time, binning=bins, privacy_unit=privacy_unit, max_records=max_records, rng=rng,
         **_required(records),
     )  # fmt: skip
-    return Stream(cut.windows(source), run, settle)
+    return run, cut
 
 
 def _unit_label(privacy_unit: object) -> str | None:

@@ -127,13 +127,22 @@ class Stream:
     def __iter__(self) -> Iterator[WindowRelease]:
         try:
             for window in self._windows:
-                rel = self._engine.step(window)
-                self.ledger.append(rel.entry)
-                if self._settle:
-                    rel.settle()
-                yield rel
+                yield self.push(window)
         finally:
-            self._engine.finish()
+            self.finish()
+
+    def push(self, window: Window) -> WindowRelease:
+        """Release one window (the next in order): the loop's step, for sources that
+        push windows (:class:`~dphist.streams.FrameStream`)."""
+        rel = self._engine.step(window)
+        self.ledger.append(rel.entry)
+        if self._settle:
+            rel.settle()
+        return rel
+
+    def finish(self) -> None:
+        """End the stream (a counter records its horizon's charge)."""
+        self._engine.finish()
 
     def __repr__(self) -> str:
         return f"Stream({self._engine.describe()}, windows released: {len(self.ledger)})"

@@ -222,7 +222,7 @@ class Windowing:
     def windows(self, source: Iterable[Any]) -> Iterator[Window]:
         """The windows of ``source`` in order, each once its watermark has passed."""
         pending: dict[int, _Pending] = {}
-        self._next = 0
+        self.reset()
         mark = -math.inf
         for item in source:
             if isinstance(item, Watermark):
@@ -235,9 +235,30 @@ class Windowing:
         final = self.end if self.end is not None else mark
         yield from self._close(final, pending)
 
-    def _limit(self) -> int:
+    def reset(self) -> None:
+        """Start before window 0 (nothing closed)."""
+        self._next = 0
+
+    @property
+    def first(self) -> int:
+        """The first window still open."""
+        return self._next
+
+    def limit(self) -> int:
+        """One past the last window that takes records now (public: ``first``, the
+        ``max_pending`` windows ahead, ``end``)."""
         limit = self._next + self.max_pending
         return limit if self.windows_total is None else min(limit, self.windows_total)
+
+    def closing(self, mark: float) -> Iterator[tuple[int, float, float]]:
+        """Index and interval of each window the watermark ``mark`` closes, in order;
+        a window counts as closed once yielded."""
+        while self.windows_total is None or self._next < self.windows_total:
+            lo, hi = self.bounds(self._next)
+            if hi > mark:
+                return
+            self._next += 1
+            yield self._next - 1, lo, hi
 
     def _add(self, chunk: Any, pending: dict[int, _Pending]) -> None:
         t = _seconds(_column(chunk, self.time))
@@ -246,7 +267,7 @@ class Windowing:
         idx = self.index(t)
         if self.end is not None:
             idx = np.where(t < self.end, idx, -1)
-        keep = (idx >= self._next) & (idx < self._limit())
+        keep = (idx >= self._next) & (idx < self.limit())
         if not keep.any():
             return
         sel = np.flatnonzero(keep)
@@ -274,13 +295,8 @@ class Windowing:
         return counts if into is None else into + counts
 
     def _close(self, mark: float, pending: dict[int, _Pending]) -> Iterator[Window]:
-        while self.windows_total is None or self._next < self.windows_total:
-            lo, hi = self.bounds(self._next)
-            if hi > mark:
-                return
-            slot = pending.pop(self._next, None)
-            yield Window(self._next, self._finish(slot), lo, hi)
-            self._next += 1
+        for i, lo, hi in self.closing(mark):
+            yield Window(i, self._finish(pending.pop(i, None)), lo, hi)
 
     def _finish(self, slot: _Pending | None) -> np.ndarray:
         n = self.binning.n

@@ -1,0 +1,138 @@
+"""Spark Structured Streaming: ``dh.stream_frames`` as a ``foreachBatch`` function
+releases the windows ``dh.stream`` releases from the same records, with the same noise,
+ledger and budget store, while only per-window counts reach the driver."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dphist as dh
+from dphist import BudgetStore
+
+pytestmark = pytest.mark.xdist_group("spark")
+
+RNG = np.random.default_rng(3)
+N = 600
+EDGES = dh.ingest.binning(domain="-3.7:100:0.7").edges
+TIMES = np.round(RNG.uniform(-5, 65, N), 2)
+TIMES[::17] = np.nan  # no valid time
+TIMES[5] = 10.0  # on a window's start
+TIMES[6] = np.nextafter(10.0, 0)
+TIMES[7] = 1e300  # far ahead: dropped, and no overflow under ANSI SQL
+VALUES = np.round(RNG.normal(50, 30, N), 1)
+VALUES[::11] = np.nan
+VALUES[1 : 3 * 20 : 3] = EDGES[:20]  # on, and beside, edges
+VALUES[2 : 3 * 20 : 3] = np.nextafter(EDGES[:20], -np.inf)
+VALUES[9] = -0.0
+PERSON = RNG.integers(0, 40, N).astype(float)
+PERSON[::23] = np.nan  # a missing unit id
+OPTIONS = dict(time="t", column="v", window=10, start=0, end=60, domain="-3.7:100:0.7")
+
+
+def _rows(sel):
+    return [
+        (None if np.isnan(t) else float(t), None if np.isnan(v) else float(v),
+         None if np.isnan(p) else float(p))
+        for t, v, p in zip(TIMES[sel], VALUES[sel], PERSON[sel], strict=True)
+    ]  # fmt: skip
+
+
+def _batches(spark, parts=3):
+    cuts = np.array_split(np.arange(N), parts)
+    return [spark.createDataFrame(_rows(c), "t double, v double, p double") for c in cuts]
+
+
+def _chunks(parts=3):
+    return [{"t": TIMES[c], "v": VALUES[c], "p": PERSON[c]}
+            for c in np.array_split(np.arange(N), parts)]  # fmt: skip
+
+
+def _same(spark_releases, python_releases):
+    assert [r.index for r in spark_releases] == [r.index for r in python_releases]
+    for a, b in zip(spark_releases, python_releases, strict=True):
+        assert (a.entry.start, a.entry.end, a.kind) == (b.entry.start, b.entry.end, b.kind)
+        assert a.entry.charges == b.entry.charges and a.entry.span == b.entry.span
+        assert np.array_equal(a.estimate, b.estimate)
+
+
+def test_batches_release_what_dh_stream_releases(spark, tmp_path):
+    """Each foreachBatch call as Spark makes it (a DataFrame and a batch id): the same
+    windows, estimates (same seed, so the same noise on the same counts), ledger and
+    budget-store charges as dh.stream on the same records."""
+    stores = [BudgetStore(tmp_path / f"{k}.db") for k in ("spark", "python")]
+    budgets = [s.create("roads", epsilon=100) for s in stores]
+    opts = dict(OPTIONS, epsilon=1, mechanism="bd", w=3)
+    s = dh.stream_frames(**opts, budget=budgets[0], rng=5)
+    for i, batch in enumerate(_batches(spark)):
+        s(batch, i)
+    s(_batches(spark)[0], 0)  # Spark runs a batch again after a restart: skipped
+    assert s.releases == []  # no watermark yet: nothing closes
+    s.advance(20)
+    assert [r.index for r in s.releases] == [0, 1]
+    s.close()
+    expected = list(dh.stream(_chunks(), **opts, budget=budgets[1], rng=5))
+    _same(s.releases, expected)
+    assert len(s.releases) == 6 and s.spent == sum(e.spent for e in s.ledger)
+    entries = [[(e.method, e.amount, e.released, e.digest) for e in b.entries()] for b in budgets]
+    assert entries[0] == entries[1] and len(entries[0]) >= 6 and all(e[2] for e in entries[0])
+    assert budgets[0].spent == budgets[1].spent == s.spent
+
+
+def test_counts_match_the_records_windows_exactly(spark):
+    """Without noise in the comparison: identity under a seed on both sides, the
+    counts of every window (edges, -0.0, times on window starts, NaN dropped)."""
+    from dphist.streams import Windowing
+
+    cut = Windowing(binning=dh.ingest.binning(domain=OPTIONS["domain"]),
+                    **{k: v for k, v in OPTIONS.items() if k != "domain"})  # fmt: skip
+    truth = [w.counts for w in cut.windows(_chunks())]
+    assert sum(c.sum() for c in truth) > 400
+    s = dh.stream_frames(**OPTIONS, epsilon=1, rng=1)
+    for i, batch in enumerate(_batches(spark, 2)):
+        s(batch, i)
+    from dphist.ingest.spark import window_counts, window_frame
+
+    df = _batches(spark, 1)[0]
+    frame = window_frame(df, time="t", column="v", binning=cut.binning, outside="clip",
+                         start=0.0, length=10.0, first=0, limit=6, end=60.0)  # fmt: skip
+    got = window_counts(frame, cut.binning.n)
+    for i, counts in enumerate(truth):
+        assert np.array_equal(got.get(i, np.zeros_like(counts)), counts), i
+
+
+def test_privacy_unit_bound_over_the_whole_window(spark):
+    """At most K records per unit per window, over the batches together; missing
+    unit ids dropped. One unit that puts all its records of a window in one bin
+    makes the count exact."""
+    rows = [(1.0, 5.0, 1.0), (2.0, 5.0, 1.0), (3.0, 55.0, 2.0), (4.0, 5.0, float("nan")),
+            (12.0, 5.0, 1.0)]  # fmt: skip
+    more = [(5.0, 5.0, 1.0), (6.0, 5.0, 1.0), (7.0, 95.0, 3.0), (8.0, 5.0, None)]
+    kw = dict(time="t", column="v", window=10, start=0, end=20, domain=(0, 100, 10),
+              privacy_unit="p", max_records=2, rng=0)  # fmt: skip
+    s = dh.stream_frames(**kw, epsilon=1)
+    schema = "t double, v double, p double"
+    s(spark.createDataFrame(rows, schema), 0)
+    s(spark.createDataFrame(more, schema), 1)
+    s.close()
+    from dphist.streams import Windowing
+
+    cut = Windowing(binning=dh.ingest.binning(domain=(0, 100, 10)),
+                    **{k: v for k, v in kw.items() if k != "domain"})  # fmt: skip
+    chunks = [{n: np.array([r[j] for r in part], dtype=float) for j, n in enumerate("tvp")}
+              for part in (rows, more)]  # fmt: skip
+    truth = [w.counts for w in cut.windows(chunks)]
+    assert truth[0][0] == 2 and truth[0].sum() == 4 and truth[1].sum() == 1
+    python = list(dh.stream(chunks, **kw, epsilon=1))
+    _same(s.releases, python)
+    assert s.releases[0].release.privacy_unit == "p" and s.releases[0].release.max_records == 2
+
+
+def test_schema_is_checked_before_any_batch(spark):
+    s = dh.stream_frames(**OPTIONS, epsilon=1)
+    with pytest.raises(dh.errors.ValidationError, match="time column 't' has type"):
+        s.check(spark.createDataFrame([("5", 1.0)], "t string, v double"))
+    with pytest.raises(dh.errors.ValidationError, match="no column 'v'"):
+        s.check(spark.createDataFrame([(5.0,)], "t double"))
+    with pytest.raises(dh.errors.ValidationError, match="mechanism"):
+        dh.stream_frames(**OPTIONS, epsilon=1, mechanism="nope")
