@@ -56,6 +56,17 @@ def _same(spark_releases, python_releases):
         assert np.array_equal(a.estimate, b.estimate)
 
 
+def test_one_batch_releases_what_dh_stream_releases(spark):
+    """The fast check: one foreachBatch call, then the end of the source."""
+    opts = dict(OPTIONS, domain=(0, 100, 10), epsilon=1)
+    s = dh.stream_frames(**opts, rng=2)
+    s(_batches(spark, 1)[0], 0)
+    s.close()
+    _same(s.releases, list(dh.stream(_chunks(1), **opts, rng=2)))
+    assert len(s.releases) == 6
+
+
+@pytest.mark.extended
 def test_batches_release_what_dh_stream_releases(spark, tmp_path):
     """Each foreachBatch call as Spark makes it (a DataFrame and a batch id): the same
     windows, estimates (same seed, so the same noise on the same counts), ledger and
@@ -79,6 +90,7 @@ def test_batches_release_what_dh_stream_releases(spark, tmp_path):
     assert budgets[0].spent == budgets[1].spent == s.spent
 
 
+@pytest.mark.extended
 def test_counts_match_the_records_windows_exactly(spark):
     """Without noise in the comparison: identity under a seed on both sides, the
     counts of every window (edges, -0.0, times on window starts, NaN dropped)."""
@@ -101,6 +113,7 @@ def test_counts_match_the_records_windows_exactly(spark):
         assert np.array_equal(got.get(i, np.zeros_like(counts)), counts), i
 
 
+@pytest.mark.extended
 def test_privacy_unit_bound_over_the_whole_window(spark):
     """At most K records per unit per window, over the batches together; missing
     unit ids dropped. One unit that puts all its records of a window in one bin
@@ -136,3 +149,54 @@ def test_schema_is_checked_before_any_batch(spark):
         s.check(spark.createDataFrame([(5.0,)], "t double"))
     with pytest.raises(dh.errors.ValidationError, match="mechanism"):
         dh.stream_frames(**OPTIONS, epsilon=1, mechanism="nope")
+
+
+@pytest.mark.extended
+def test_a_streaming_query_over_a_folder_of_files(spark, tmp_path):
+    """A real Structured Streaming query: Parquet files read one per micro-batch with
+    trigger(availableNow=True), the function given to foreachBatch, follow() until the
+    query ends; the same releases as dh.stream over the same records."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path / "incoming"
+    folder.mkdir()
+    for i, chunk in enumerate(_chunks(3)):
+        pq.write_table(pa.table(chunk), folder / f"part-{i}.parquet")
+    opts = dict(OPTIONS, epsilon=1, mechanism="ba", w=2, privacy_unit="p", max_records=3)
+    s = dh.stream_frames(**opts, rng=4)
+    df = spark.readStream.schema("t double, v double, p double").option(
+        "maxFilesPerTrigger", 1).parquet(str(folder))  # fmt: skip
+    s.check(df)
+    query = (
+        df.writeStream.foreachBatch(s).trigger(availableNow=True)
+        .option("checkpointLocation", str(tmp_path / "checkpoint")).start()
+    )  # fmt: skip
+    s.follow(query, poll=0.2)
+    assert [r.index for r in s.releases] == list(range(6))
+    python = list(dh.stream(_chunks(3), **opts, rng=4))
+    for a, b in zip(s.releases, python, strict=True):
+        assert a.entry.charges == b.entry.charges and a.kind == b.kind
+        assert a.release.privacy_unit == "p" and a.release.max_records == 3
+    s.close()  # closing again does nothing
+    assert len(s.releases) == 6
+
+
+@pytest.mark.extended
+def test_the_notes_spark_example_runs(spark, tmp_path, capsys):
+    import re
+    from pathlib import Path
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    doc = Path(__file__).resolve().parents[2] / "docs" / "streams.md"
+    code = re.findall(r"```python\n(.+?)\n```", doc.read_text(encoding="utf-8"), flags=re.S)[2]
+    for name in ("incoming/", "checkpoint/"):  # the JVM keeps its own working folder
+        code = code.replace(f'"{name}"', repr(f"{tmp_path}/{name}"))
+    (tmp_path / "incoming").mkdir()
+    ts = RNG.uniform(0, 3600, 500)
+    pq.write_table(pa.table({"ts": ts, "speed": RNG.uniform(0, 130, 500)}),
+                   tmp_path / "incoming" / "a.parquet")  # fmt: skip
+    exec(compile(code, "docs/streams.md", "exec"), {"spark": spark})
+    assert capsys.readouterr().out.count("\n") == 12  # one line per five-minute window
