@@ -347,6 +347,7 @@ def _leaves(groups: Any, levels: Sequence[str], Hierarchy: Any) -> tuple[Any, An
 # --------------------------------------------------------------------------- windows
 
 _T, _W = "__dphist_time", "__dphist_window"
+_MOST = 1 << 24  # a unit's records in one bin of a window that the ranking considers
 
 
 def unit_type(df: Any, column: str) -> str:
@@ -416,7 +417,8 @@ def window_counts(frame: Any, n: int) -> dict[int, np.ndarray]:
     out: dict[int, np.ndarray] = {}
     for w in np.unique(win).tolist():
         mine = win == w
-        out[w] = np.bincount(bins[mine], weights=count[mine], minlength=n).astype(np.int64)
+        out[w] = np.zeros(n, dtype=np.int64)
+        np.add.at(out[w], bins[mine], count[mine])
     return out
 
 
@@ -432,10 +434,13 @@ def window_units(frame: Any, unit_type: str) -> Any:
 
 def window_unit_counts(rows: Any, unit_type: str, n: int, k: int, key: str) -> np.ndarray:
     """Counts per bin of one window's :func:`window_units` rows, at most ``k`` records
-    per unit over the whole window, chosen by the keyed hash of :func:`count_frame`."""
+    per unit over the whole window, chosen by the keyed hash of :func:`count_frame`.
+    A unit's records in one bin are ranked up to the first :data:`_MOST` (a public
+    bound, far above any ``k``; Spark's arrays end near 2**31), so no count of a unit
+    can make the job fail."""
     from pyspark.sql import functions as F
 
-    totals = rows.groupBy("u", "bin").agg(F.sum("n").alias("n"))
+    totals = rows.groupBy("u", "bin").agg(F.least(F.sum("n"), F.lit(_MOST)).alias("n"))
     records = totals.select(
         "bin", "u", F.explode(F.sequence(F.lit(1).cast("long"), F.col("n").cast("long")))
     )
