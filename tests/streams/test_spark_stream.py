@@ -200,3 +200,32 @@ def test_the_notes_spark_example_runs(spark, tmp_path, capsys):
                    tmp_path / "incoming" / "a.parquet")  # fmt: skip
     exec(compile(code, "docs/streams.md", "exec"), {"spark": spark})
     assert capsys.readouterr().out.count("\n") == 12  # one line per five-minute window
+
+
+@pytest.mark.extended
+def test_a_clock_closes_windows_and_later_records_are_late(spark, tmp_path):
+    """The clock less the lateness closes windows after a batch and at advance();
+    records of a closed window are dropped; a counter's horizon charge is recorded in
+    the budget store when the stream closes."""
+    now = [0.0]
+    budget = BudgetStore(tmp_path / "b.db").create("c", epsilon=10)
+    kw = dict(time="t", column="v", window=10, start=0, end=40, domain=(0, 100, 10),
+              clock=lambda: now[0], lateness=5, mechanism="tree", horizon=4, epsilon=1,
+              rng=0)  # fmt: skip
+    s = dh.stream_frames(**kw, budget=budget)
+    schema = "t double, v double"
+    s(spark.createDataFrame([(1.0, 5.0), (12.0, 15.0)], schema), 0)
+    assert s.releases == []
+    now[0] = 15.0  # watermark 10: window 0 closes
+    s.advance()
+    assert [r.index for r in s.releases] == [0]
+    s(spark.createDataFrame([(2.0, 5.0), (13.0, 15.0)], schema), 1)  # (2, 5) is late
+    s.close()
+    assert [r.index for r in s.releases] == [0, 1, 2, 3]
+    chunks = [{"t": np.array([1.0, 12.0]), "v": np.array([5.0, 15.0])}, None,
+              {"t": np.array([13.0]), "v": np.array([15.0])}]  # fmt: skip
+    ticks = iter([0.0, 15.0, 15.0])
+    python = list(dh.stream(chunks, **{**kw, "clock": lambda: next(ticks)}))
+    _same(s.releases, python)
+    (entry,) = budget.entries()
+    assert entry.released and entry.amount == 1 and budget.spent == 1
