@@ -25,6 +25,12 @@ domain is that of :mod:`dphist.ingest.count`, expressed in Spark:
   a rule that depends on the unit's own records only, so one unit moves the counts by
   at most ``K``.
 
+For a stream (``dh.stream_frames``), :func:`window_frame` also bins each record's
+time into its public window by the arithmetic of :class:`dphist.streams.Windowing`;
+the driver receives the counts of each window, and with a privacy unit the per-unit
+rows stay in Spark until the window closes (:func:`window_units`,
+:func:`window_unit_counts`).
+
 What the driver receives is the aggregate only: the counts (``n`` numbers) or the
 per-(leaf, size) group counts, plus public facts (the schema, the distinct region
 paths of the public groups table). Counts are the sensitive statistic the kernel then
