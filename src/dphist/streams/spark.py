@@ -18,7 +18,8 @@ being counted are late. A closed window is released by the stream machinery of
 :func:`dh.stream <dphist.streams.stream>`: the same engines, ledger and budget store.
 
 Spark calls ``foreachBatch`` at least once per batch: a batch id already counted is
-skipped (so a :class:`FrameStream` serves one query, restarts of it included). Spark runs no batch while no records arrive, so a live stream should call
+skipped (so a :class:`FrameStream` serves one query, restarts of it included). Spark
+runs no batch while no records arrive, so a live stream should call
 :meth:`FrameStream.follow` (or :meth:`~FrameStream.advance` on a timer) to close
 windows on time whether records arrive or not.
 """
