@@ -109,15 +109,21 @@ class GroupNoise(NoiseModel):
             raise ValidationError("group starts must increase from 0 and stay below n")
         self.n = int(n)
         self.starts = starts
-        self.ends = np.empty(g, dtype=np.int64)
-        self.ends[:-1], self.ends[-1] = starts[1:], n
-        self.sizes = (self.ends - starts).astype(np.float64)
         self.total_variance = np.empty(g)
         self.total_variance[:] = total_variance
         self.tail = tail
         self.law = law or (tail.kind if tail is not None else "laplace")
 
     # what only error bars read is built at their first use, not with every release
+    @cached_property
+    def ends(self) -> np.ndarray:
+        """One past the last bin of each group."""
+        return np.append(self.starts[1:], self.n)
+
+    @cached_property
+    def sizes(self) -> np.ndarray:
+        return (self.ends - self.starts).astype(np.float64)
+
     @cached_property
     def _k4(self) -> np.ndarray:
         return fourth_cumulant(self.total_variance, self.law)
