@@ -21,7 +21,14 @@ from dphist._numeric.posterior import (
     tree_factors,
 )
 from dphist._numeric.tree import tree_layout
-from dphist._numeric.wavelet import haar_inverse, haar_inverse_adjoint, haar_size
+from dphist._numeric.wavelet import (
+    haar_forward,
+    haar_inverse,
+    haar_inverse_adjoint,
+    haar_size,
+    privelet_bin_variance,
+    privelet_range_variance,
+)
 from dphist.errors import ValidationError
 from dphist.uncertainty import (
     ErrorModel,
@@ -158,6 +165,18 @@ def test_haar_noise_equals_the_dense_inverse():
     a = RNG.normal(size=n)
     assert np.allclose(haar_inverse_adjoint(a, n), a @ inverse)
     assert noise.functional_variance(a) == pytest.approx(3.0 * ((a @ inverse) ** 2).sum())
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 21, 64, 100, 257])
+def test_haar_inverse_undoes_forward_and_every_bin_has_one_variance(n):
+    x = RNG.integers(0, 50, n)
+    coeffs = haar_forward(x)
+    assert coeffs.dtype == np.int64 and coeffs.shape == (haar_size(n),)
+    assert np.array_equal(haar_inverse(coeffs, n), x)  # halving integers by 2: exact
+    assert np.array_equal(haar_forward(x.astype(float)), coeffs)
+    lo = np.arange(n)
+    per_bin = privelet_range_variance(n, lo, lo + 1, 1.5)
+    assert np.all(per_bin == privelet_bin_variance(n, 1.5))
 
 
 def test_group_noise_by_brute_force():

@@ -83,7 +83,8 @@ def _shortest_decimal(f: float) -> Fraction:
 
 
 _ZERO = Fraction(0)
-MAX_EPSILON = Fraction(10**30)
+_MAX_EPSILON_INT = 10**30
+MAX_EPSILON = Fraction(_MAX_EPSILON_INT)
 """Largest epsilon accepted: beyond it the noise is far below one count and methods'
 float arithmetic (``1/epsilon**2`` and the like) would leave the float range."""
 
@@ -95,7 +96,7 @@ def validate_epsilon(value: object, *, name: str = "epsilon") -> Fraction:
     eps = as_fraction(value, name=name)
     if eps.numerator <= 0:
         raise ValidationError(f"{name} must be > 0; got {value!r}")
-    if eps > MAX_EPSILON:
+    if eps.numerator > _MAX_EPSILON_INT * eps.denominator:  # eps > MAX_EPSILON, on integers
         shown = repr(value) if len(repr(value)) <= 30 else "a larger value"
         raise ValidationError(
             f"{name} must be at most 1e30 (larger values add no noise at all); got {shown}"

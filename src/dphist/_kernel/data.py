@@ -15,6 +15,7 @@ rounding because a count is huge. Clamping each count at a public constant is
 
 from __future__ import annotations
 
+import math
 import numbers
 from functools import lru_cache
 
@@ -218,7 +219,7 @@ class ProtectedCounts:
         obj._true_counts = fresh
         obj.max_records = int(max_records)
         obj.shape = (int(fresh.size),) if shape is None else tuple(int(s) for s in shape)
-        if int(np.prod(obj.shape)) != fresh.size:
+        if math.prod(obj.shape) != fresh.size:
             raise InternalError("the shape does not hold the sealed cells")
         return obj
 

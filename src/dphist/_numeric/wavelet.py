@@ -46,12 +46,15 @@ __all__ = [
     "haar_sensitivity",
     "haar_size",
     "haar_weights",
+    "privelet_bin_variance",
     "privelet_range_moment",
     "privelet_range_variance",
 ]
 
 
 def _check_n(n: object) -> int:
+    if type(n) is int and n >= 1:
+        return n
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or int(n) < 1:
         raise ValidationError(f"n must be a positive integer, got {n!r}")
     return int(n)
@@ -72,7 +75,8 @@ def haar_level_counts(n: int) -> np.ndarray:
 
 def haar_size(n: int) -> int:
     """Total number of coefficients: ``1 + sum_l ceil(n / 2**l)`` (less than ``2 n``)."""
-    return 1 + int(haar_level_counts(n).sum())
+    n = _check_n(n)
+    return 1 + sum(-(-n >> lev) for lev in range(1, haar_depth(n) + 1))
 
 
 def haar_sensitivity(n: int) -> int:
@@ -128,14 +132,29 @@ def haar_forward(x: ArrayLike) -> np.ndarray:
     if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iuf":
         raise ValidationError("x must be a non-empty 1-D array of integers or floats")
     totals = arr.astype(np.int64 if arr.dtype.kind in "iu" else np.float64)
-    details = []
-    while totals.size > 1:
-        if totals.size % 2:
-            totals = np.append(totals, totals.dtype.type(0))
-        left, right = totals[0::2], totals[1::2]
-        details.append(left - right)
-        totals = left + right
-    return np.concatenate([totals, *reversed(details)])
+    out = np.empty(haar_size(arr.size), dtype=totals.dtype)
+    _forward(totals, out)
+    return out
+
+
+@njit(cache=True)
+def _forward(totals, out):  # pragma: no cover - compiled
+    """Fill ``out`` with :func:`haar_forward`'s coefficients, overwriting ``totals``
+    with the node totals level by level (pairs of leaves first, an odd last node
+    paired with zero)."""
+    k = totals.size
+    end = out.size
+    while k > 1:
+        half = (k + 1) // 2
+        start = end - half
+        for i in range(half):
+            left = totals[2 * i]
+            right = totals[2 * i + 1] if 2 * i + 1 < k else 0
+            out[start + i] = left - right
+            totals[i] = left + right  # i <= 2 i: read before it is written
+        end = start
+        k = half
+    out[0] = totals[0]
 
 
 def haar_inverse(coeffs: ArrayLike, n: int) -> np.ndarray:
@@ -149,18 +168,26 @@ def haar_inverse(coeffs: ArrayLike, n: int) -> np.ndarray:
     c = np.asarray(coeffs, dtype=np.float64)
     if c.shape != (haar_size(n),):
         raise ValidationError(f"coeffs must have {haar_size(n)} entries for n={n}, got {c.shape}")
-    m = haar_depth(n)
-    totals = c[:1].copy()
+    out = np.empty(n + (n & 1))  # room for the last level's padded pair
+    _inverse(c, haar_depth(n), n, out)
+    return out[:n]
+
+
+@njit(cache=True)
+def _inverse(c, m, n, out):  # pragma: no cover - compiled
+    """Top-down :func:`haar_inverse` in ``out``: a level's totals split in place, the
+    last node first so that no total is overwritten before it is read."""
+    out[0] = c[0]
+    k = 1
     pos = 1
     for lev in range(m, 0, -1):
-        k = totals.size
-        d = c[pos : pos + k]
+        for i in range(k - 1, -1, -1):
+            t = out[i]
+            d = c[pos + i]
+            out[2 * i] = (t + d) / 2
+            out[2 * i + 1] = (t - d) / 2
         pos += k
-        children = np.empty(2 * k)
-        children[0::2] = (totals + d) / 2
-        children[1::2] = (totals - d) / 2
-        totals = children[: -(-n >> (lev - 1))]
-    return totals
+        k = -(-n >> (lev - 1))
 
 
 def haar_inverse_adjoint(a: ArrayLike, n: int) -> np.ndarray:
@@ -199,6 +226,17 @@ def privelet_range_variance(n: int, lo: ArrayLike, hi: ArrayLike, lam: float) ->
     time ``O(m)`` per range.
     """
     return 2.0 * float(lam) ** 2 * privelet_range_moment(n, lo, hi, 2)
+
+
+def privelet_bin_variance(n: int, lam: float) -> float:
+    """:func:`privelet_range_variance` of any one bin (all are equal): the bin's weight
+    is ``2**-m`` in the base coefficient and ``2**-l`` in its node's difference on each
+    level ``l``, so the sum is ``4**-m + sum_l 4**-l`` (no range arithmetic)."""
+    m = haar_depth(n)
+    total = 4.0**-m
+    for lev in range(1, m + 1):
+        total += 4.0**-lev
+    return 2.0 * float(lam) ** 2 * total
 
 
 def privelet_range_moment(n: int, lo: ArrayLike, hi: ArrayLike, power: int) -> np.ndarray:

@@ -10,6 +10,7 @@ quantities only, so everything a block computes from it is post-processing.
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -110,10 +111,8 @@ def mean_absolute_noise(state: State, budget: Fraction) -> float:
 def constant(n: int, value: float) -> np.ndarray:
     """``n`` copies of ``value`` as a read-only view of one number (no ``n``-sized array:
     a per-bin variance that is the same everywhere costs nothing)."""
-    out = np.ndarray((n,), dtype=np.float64, buffer=np.array([value], dtype=np.float64),
-                     strides=(0,))  # fmt: skip
-    out.flags.writeable = False
-    return out
+    # an immutable bytes buffer: read-only from the start
+    return np.ndarray((n,), dtype=np.float64, buffer=struct.pack("d", value), strides=(0,))
 
 
 def compact_first_stage(notes: Mapping[str, Any]) -> Mapping[str, Any]:

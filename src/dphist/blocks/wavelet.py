@@ -9,7 +9,7 @@ import numpy as np
 
 from .._kernel import PrivateView
 from .._kernel.operators import HaarSums
-from .._numeric.wavelet import haar_inverse, privelet_range_variance
+from .._numeric.wavelet import haar_inverse, privelet_bin_variance
 from ..uncertainty import ErrorModel, HaarNoise
 from .base import Block, State, constant
 from .error_bars import law_of
@@ -41,6 +41,6 @@ class HaarCoefficients(Block):
         estimate = haar_inverse(m.values.astype(np.float64), n)
         # a bin lies in one node per level: every bin's estimate has the same variance
         lam = math.sqrt(m.variance / 2.0)
-        variance = constant(n, float(privelet_range_variance(n, 0, 1, lam)))
+        variance = constant(n, privelet_bin_variance(n, lam))
         model = ErrorModel(HaarNoise(n, m.variance, law_of(view)))
         return state.with_(estimate=estimate, variance=variance, uncertainty=model)

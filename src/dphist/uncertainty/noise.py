@@ -18,6 +18,8 @@ Laplace draws). ``law`` is the kernel's noise: ``"laplace"`` (pure DP) or
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 from .._numeric.compact import label_sizes, own_labels
@@ -47,6 +49,13 @@ __all__ = [
     "TreeNoise",
     "layout_tree",
 ]
+
+
+def _prefix_sums(values: np.ndarray) -> np.ndarray:
+    """``[0, v0, v0 + v1, ...]``: range sums of per-group values in O(1)."""
+    out = np.zeros(values.size + 1)
+    np.cumsum(values, out=out[1:])
+    return out
 
 
 class NoiseModel:
@@ -100,18 +109,32 @@ class GroupNoise(NoiseModel):
             raise ValidationError("group starts must increase from 0 and stay below n")
         self.n = int(n)
         self.starts = starts
-        self.ends = np.empty(g, dtype=np.int64)
-        self.ends[:-1], self.ends[-1] = starts[1:], n
-        self.sizes = (self.ends - starts).astype(np.float64)
         self.total_variance = np.empty(g)
         self.total_variance[:] = total_variance
         self.tail = tail
         self.law = law or (tail.kind if tail is not None else "laplace")
-        self._k4 = fourth_cumulant(self.total_variance, self.law)
-        self._cum_var = np.zeros(g + 1)
-        self._cum_k4 = np.zeros(g + 1)
-        np.cumsum(self.total_variance, out=self._cum_var[1:])
-        np.cumsum(self._k4, out=self._cum_k4[1:])
+
+    # what only error bars read is built at their first use, not with every release
+    @cached_property
+    def ends(self) -> np.ndarray:
+        """One past the last bin of each group."""
+        return np.append(self.starts[1:], self.n)
+
+    @cached_property
+    def sizes(self) -> np.ndarray:
+        return (self.ends - self.starts).astype(np.float64)
+
+    @cached_property
+    def _k4(self) -> np.ndarray:
+        return fourth_cumulant(self.total_variance, self.law)
+
+    @cached_property
+    def _cum_var(self) -> np.ndarray:
+        return _prefix_sums(self.total_variance)
+
+    @cached_property
+    def _cum_k4(self) -> np.ndarray:
+        return _prefix_sums(self._k4)
 
     def group_of(self, k: np.ndarray) -> np.ndarray:
         k = np.clip(k, 0, self.n - 1)
@@ -169,7 +192,10 @@ class BinNoise(NoiseModel):
         self.bin_variance = float(variance)
         self.tail = tail
         self.law = law or (tail.kind if tail is not None else "laplace")
-        self._k4 = float(fourth_cumulant(self.bin_variance, self.law))
+
+    @cached_property
+    def _k4(self) -> float:
+        return float(fourth_cumulant(self.bin_variance, self.law))
 
     @staticmethod
     def _width(lo, hi) -> np.ndarray:
