@@ -2,7 +2,7 @@
 
 Run: python benchmarks/dpbench.py [--dpbench PATH] [--dpbench-python PYTHON]
          [--methods identity,uniform,...] [--data nettrace_4096,search_logs,nettrace]
-         [--epsilon 0.1] [--repeats 5] [--limit 60] [--secure]
+         [--epsilon 0.1] [--repeats 5] [--limit 60] [--secure] [--param METHOD:KEY=VALUE]
 
 ``PATH`` (or the environment variable ``DPBENCH``) is a DPBench checkout, the folder
 holding ``dpcomp_core/``, built as ``../shared/specs/dpbench-build.md`` says; its
@@ -20,7 +20,9 @@ all-range mean squared errors as median [min-max] over the warm-up's and the rep
 seeds: one run's error is a skewed quadratic form of the noise (DAWA at 4,096 bins,
 epsilon 0.1: interquartile range 600-2,000 over 200 seeds), so one seed cannot rank
 two methods. dphist's DAWA uses its certified partition; DPBench's (like dphist's
-``noise="reference"``) is not epsilon-DP.
+``noise="reference"``) is not epsilon-DP: ``--param DAWA:noise=reference`` compares
+the published design on both sides (``--param`` sets one of dphist's method options,
+repeatable; DPBench's side is unchanged).
 """
 
 from __future__ import annotations
@@ -95,10 +97,32 @@ def spread(errors: list) -> str:
     return f"{statistics.median(v):9.4g} [{v[0]:.2g}-{v[-1]:.2g}]".rjust(25)
 
 
+def parse_params(items: list[str]) -> dict[str, dict]:
+    """``METHOD:KEY=VALUE`` options -> {method name: {key: value}}; numbers become numbers."""
+    out: dict[str, dict] = {}
+    for item in items:
+        method, sep, setting = item.partition(":")
+        key, eq, value = setting.partition("=")
+        if not (sep and eq and method and key):
+            raise SystemExit(f"--param wants METHOD:KEY=VALUE, got {item!r}")
+        for cast in (int, float, str):
+            try:
+                parsed = cast(value)
+                break
+            except ValueError:
+                continue
+        out.setdefault(dh.get_method(method).name, {})[key] = parsed
+    return out
+
+
+PARAMS: dict[str, dict] = {}
+
+
 def dphist_seconds(method: str, x: np.ndarray, epsilon: float, seed: int | None) -> tuple:
     info = dh.get_method(method)
+    params = {**info.example, **PARAMS.get(info.name, {})}
     start = time.process_time()
-    rel = dh.publish(x, epsilon=epsilon, method=info.name, rng=seed, **info.example)
+    rel = dh.publish(x, epsilon=epsilon, method=info.name, rng=seed, **params)
     return time.process_time() - start, rel.estimate
 
 
@@ -116,7 +140,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--limit", type=float, default=60.0)
     parser.add_argument("--secure", action="store_true", help="dphist with secure noise")
+    parser.add_argument("--param", action="append", default=[], metavar="METHOD:KEY=VALUE",
+                        help="a dphist method option (repeatable)")  # fmt: skip
     args = parser.parse_args()
+    PARAMS.update(parse_params(args.param))
 
     bench = None
     if args.dpbench:
