@@ -111,7 +111,11 @@ def parse_params(items: list[str]) -> dict[str, dict]:
                 break
             except ValueError:
                 continue
-        out.setdefault(dh.get_method(method).name, {})[key] = parsed
+        try:
+            name = dh.get_method(method).name
+        except dh.errors.UnknownMethodError as exc:
+            raise SystemExit(f"--param: {exc}") from None
+        out.setdefault(name, {})[key] = parsed
     return out
 
 
