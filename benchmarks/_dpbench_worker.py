@@ -42,7 +42,8 @@ def engine(method: str, n: int):
         "Boost": lambda: HB.H2_engine(),
         "AHP": lambda: ahp.ahpND_engine(),
         # dphist's DAWA spends a quarter on the partition (DPBench's default is half)
-        "DAWA": lambda: dawa.dawa_engine(ratio=0.25, max_block_size=8192 if n > 32768 else None),
+        # the workload reform materializes max_block_size x n floats at a time
+        "DAWA": lambda: dawa.dawa_engine(ratio=0.25, max_block_size=min(n, 4096)),
         "P-HP": lambda: thirdparty.php_engine(),
         "EFPA": lambda: thirdparty.efpa_engine(),
         "MWEM": lambda: mwemND.mwemND_engine(),
