@@ -56,7 +56,8 @@ from .types import ValueType, check_value_type, value_type
 
 __all__ = [
     "MISSING_ID_TEXT", "bounded_sql", "column_type", "count", "count_file", "count_values",
-    "file_value_type", "missing_id_sql", "salt", "unit_bound", "values_value_type",
+    "file_value_type", "missing_id_sql", "salt", "tally_bins", "unit_bound",
+    "values_value_type",
 ]  # fmt: skip
 
 MISSING_ID_TEXT = ("", "nan", "+nan", "-nan")
@@ -374,15 +375,24 @@ def _count_table(
             _check_strict(con, checked, counted, privacy_unit, table)
         if privacy_unit is None and (progress is None or table.rows is not None):
             return stream_counts(con, every, binning, policy == "clip", progress, table.rows)
-        if privacy_unit is not None:
-            assert max_records is not None
-            counted = bounded_sql(counted, table.columns[privacy_unit], max_records, key)
-        result = fetch_query(
-            con, f"SELECT bin, count(*) AS n FROM ({counted}) GROUP BY bin", progress
-        )
+        unit = None if privacy_unit is None else table.columns[privacy_unit]
+        return tally_bins(con, counted, binning.n, progress, unit, max_records, key)
     except duckdb.Error as exc:
         raise ValidationError(f"cannot count {table.label}: {first_line(exc)}") from None
-    out = np.zeros(binning.n, dtype=np.int64)
+
+
+def tally_bins(
+    con: Any, counted: str, n_bins: int, progress: Progress | None, unit_type: str | None = None,
+    max_records: int | None = None, key: str = "",
+) -> np.ndarray:  # fmt: skip
+    """Records per bin of the ``counted`` rows (a ``bin`` column, and ``u`` with a
+    privacy unit of SQL type ``unit_type``, whose records are first cut to
+    ``max_records`` by :func:`bounded_sql`), as int64 in bin order."""
+    if unit_type is not None:
+        assert max_records is not None
+        counted = bounded_sql(counted, unit_type, max_records, key)
+    result = fetch_query(con, f"SELECT bin, count(*) AS n FROM ({counted}) GROUP BY bin", progress)
+    out = np.zeros(n_bins, dtype=np.int64)
     out[np.asarray(result["bin"], dtype=np.int64)] = np.asarray(result["n"], dtype=np.int64)
     return out
 

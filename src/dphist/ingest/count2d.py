@@ -22,16 +22,15 @@ from ..errors import ValidationError
 from .binning import Binning, outside_policy, refuse_data_derived
 from .count import (
     Progress,
-    bounded_sql,
     column_type,
     double_sql,
     edges_join,
-    fetch_query,
     file_value_type,
     labels_table,
     number_sql,
     numeric_labels,
     salt,
+    tally_bins,
     unit_bound,
 )
 from .sources import Table, connect, first_line, open_file, open_values
@@ -117,16 +116,11 @@ def count_grid_table(
     key = salt(rng) if privacy_unit is not None else ""
     try:
         counted = grid_sql(con, table, columns, binnings, policies, privacy_unit, vtypes)  # type: ignore[arg-type]
-        if privacy_unit is not None:
-            assert max_records is not None
-            counted = bounded_sql(counted, table.columns[privacy_unit], max_records, key)
-        result = fetch_query(
-            con, f"SELECT bin, count(*) AS n FROM ({counted}) GROUP BY bin", progress
-        )
+        unit = None if privacy_unit is None else table.columns[privacy_unit]
+        cells = binnings[0].n * binnings[1].n
+        out = tally_bins(con, counted, cells, progress, unit, max_records, key)
     except duckdb.Error as exc:
         raise ValidationError(f"cannot count {table.label}: {first_line(exc)}") from None
-    out = np.zeros(binnings[0].n * binnings[1].n, dtype=np.int64)
-    out[np.asarray(result["bin"], dtype=np.int64)] = np.asarray(result["n"], dtype=np.int64)
     return out.reshape(binnings[0].n, binnings[1].n)
 
 
