@@ -224,7 +224,8 @@ class _WindowEngine(_Engine):
             return Release(
                 estimate=out.estimate, method=self.schedule.info.name, epsilon=entry.spent,
                 noise_variance=out.variance, groups=out.groups, uncertainty=out.uncertainty,
-                params={**self.schedule.info.defaults, **self.schedule.params, **params},
+                params={**self.schedule.info.defaults, **self.schedule.params, **params,
+                        "dissimilarity": result.dissimilarity},
                 **common,
             )  # fmt: skip
         before = np.zeros(entry_n(window)) if self.schedule.last is None else self.schedule.last

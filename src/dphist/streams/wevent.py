@@ -31,6 +31,16 @@ own earlier outputs, and is checked by the stream's :class:`~.ledger.SlidingLedg
     be used, so it would spend budget for nothing (the paper runs it; this changes no
     release and spends less).
 
+Checked against the paper's rules (its ``M_{t,1}``/``M_{t,2}`` split: the test with
+``eps/(2w)`` and sensitivity ``1/d`` on the mean absolute change from the last release;
+BD's ``eps_rm = eps/2 - sum_{i=t-w+1}^{t-1} eps_{i,2}`` and ``eps_{t,2} = eps_rm/2``;
+BA's ``t_N = eps_{l,2} / (eps/(2w)) - 1`` nullified windows after a publication at
+``l`` and ``eps_{t,2} = eps/(2w) min(t - (l + t_N), w)``; publication when the noisy
+change exceeds ``1/eps_{t,2}``, the Laplace publication's mean absolute error) and
+replayed by an oracle in the tests. Departures, each spending no more: the threshold is
+the discrete Laplace's exact ``E|Z|`` (below ``1/eps_2``), and BA's nullified windows
+skip the test.
+
 First window. Before any release the reference ``r`` is the all-zero histogram, a
 public prior: window 0 is tested like any other (BD offers half its publication
 budget, BA one allotment) and, if it is not published, repeats zeros. A stream that
