@@ -144,9 +144,37 @@ class Schedule:
     def repeat(self, dis: float | None = None) -> Published:
         return Published(None, Fraction(0), self.last_index, dis)
 
+    # A stream resumed after a crash during window ``i`` cannot know what ``i`` spent:
+    # :meth:`most` bounds it from public state, :meth:`assume` moves the budget state as
+    # if ``i`` had published with that budget (a path the rules allow, so the windows
+    # after it keep within the cap); the last release itself stays the one before.
+
+    def offer(self, i: int) -> Fraction:
+        """The publication budget window ``i`` would use (public state only)."""
+        return self.amount
+
+    def most(self, i: int) -> Fraction:
+        """The most window ``i`` can charge."""
+        return self.offer(i)
+
+    def assume(self, i: int) -> None:
+        """Budget state as if window ``i`` had published with :meth:`offer`."""
+
+    def state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """The schedule's state: JSON-safe fields and arrays."""
+        arrays = {} if self.last is None else {"last": np.asarray(self.last)}
+        return {"last_index": self.last_index}, arrays
+
+    def restore(self, fields: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+        self.last_index = fields["last_index"]
+        self.last = arrays.get("last")
+
 
 class Uniform(Schedule):
     name = "uniform"
+
+    def offer(self, i):
+        return self.amount / self.w
 
     def step(self, i, data, account, noise):
         return self.publish(i, data, self.amount / self.w, account, noise)
@@ -154,6 +182,9 @@ class Uniform(Schedule):
 
 class Sample(Schedule):
     name = "sample"
+
+    def offer(self, i):
+        return self.amount if i % self.w == 0 else Fraction(0)
 
     def step(self, i, data, account, noise):
         if i % self.w == 0:
@@ -188,6 +219,10 @@ class _Tested(Schedule):
             view.close()
         return float(m.values[0])
 
+    def most(self, i):
+        offer = self.offer(i)
+        return self.test_budget + offer if offer > 0 else Fraction(0)
+
     def decide(self, i, data, account, noise, budget: Fraction) -> Published:
         dis = self.test(data, account, noise)
         if dis > expected_abs_error(budget, self.k):
@@ -202,11 +237,29 @@ class BudgetDistribution(_Tested):
         super().__init__(*args, **kwargs)
         self._spent: deque[Fraction] = deque(maxlen=max(self.w - 1, 1))
 
-    def step(self, i, data, account, noise):
+    def offer(self, i):
         used = sum(self._spent, Fraction(0)) if self.w > 1 else Fraction(0)
-        result = self.decide(i, data, account, noise, (self.pool - used) / 2)
+        return (self.pool - used) / 2
+
+    def most(self, i):
+        return self.test_budget + self.offer(i)
+
+    def step(self, i, data, account, noise):
+        result = self.decide(i, data, account, noise, self.offer(i))
         self._spent.append(result.budget)
         return result
+
+    def assume(self, i):
+        self._spent.append(self.offer(i))
+
+    def state(self):
+        fields, arrays = super().state()
+        return {**fields, "spent": [str(x) for x in self._spent]}, arrays
+
+    def restore(self, fields, arrays):
+        super().restore(fields, arrays)
+        self._spent.clear()
+        self._spent.extend(Fraction(x) for x in fields["spent"])
 
 
 class BudgetAbsorption(_Tested):
@@ -215,16 +268,20 @@ class BudgetAbsorption(_Tested):
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.unit = self.pool / self.w
-        self.units_used = 0  # allotments the last publication absorbed
+        self.anchor: int | None = None  # the last publication (its window)
+        self.units_used = 0  # allotments it absorbed
 
     def absorbable(self, i: int) -> int:
         """Allotments window ``i`` may absorb; 0 when it is nullified."""
-        if self.last_index is None:
+        if self.anchor is None:
             return min(i + 1, self.w)
-        nullified_until = self.last_index + self.units_used - 1
+        nullified_until = self.anchor + self.units_used - 1
         if i <= nullified_until:
             return 0
         return min(i - nullified_until, self.w)
+
+    def offer(self, i):
+        return self.absorbable(i) * self.unit
 
     def step(self, i, data, account, noise):
         units = self.absorbable(i)
@@ -232,8 +289,21 @@ class BudgetAbsorption(_Tested):
             return self.repeat()
         result = self.decide(i, data, account, noise, units * self.unit)
         if result.outcome is not None:
-            self.units_used = units
+            self.anchor, self.units_used = i, units
         return result
+
+    def assume(self, i):
+        units = self.absorbable(i)
+        if units:
+            self.anchor, self.units_used = i, units
+
+    def state(self):
+        fields, arrays = super().state()
+        return {**fields, "anchor": self.anchor, "units_used": self.units_used}, arrays
+
+    def restore(self, fields, arrays):
+        super().restore(fields, arrays)
+        self.anchor, self.units_used = fields["anchor"], fields["units_used"]
 
 
 _KINDS = {
