@@ -95,3 +95,14 @@ def test_bd_state_round_trips_its_spent_budgets(tmp_path):
     assert list(other.schedule._spent) == list(engine.schedule._spent)
     assert other.schedule.offer(3) == engine.schedule.offer(3)
     np.testing.assert_array_equal(other.schedule.last, engine.schedule.last)
+
+
+def test_the_budget_store_is_charged_once_per_window_across_a_restart(tmp_path):
+    store = dh.BudgetStore(tmp_path / "budget.db")
+    store.create("roads", epsilon=100)
+    kw = dict(OPTS, epsilon=1, mechanism="uniform", w=3, rng=0)
+    dh.stream_frames(**kw, state=tmp_path / "s.npz", budget=store.budget("roads")).advance(25)
+    again = dh.BudgetStore(tmp_path / "budget.db").budget("roads")  # a new process
+    second = dh.stream_frames(**kw, state=tmp_path / "s.npz", budget=again)
+    second.close()
+    assert again.spent == 2 and len(again.entries()) == 6  # six windows of 1/3
