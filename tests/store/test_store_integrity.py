@@ -165,3 +165,12 @@ def test_nothing_is_published_from_a_store_that_fails(tmp_path, sql, capsys):
     store_ok = tmp_path / "ok.sqlite"
     _filled(str(store_ok))
     assert cli.main(["budget", "check", "--store", str(store_ok)]) == 0
+
+
+def test_a_release_without_its_charge_is_refused(tmp_path, sql):
+    """A release moved past the last charge (SQLite lets a raw edit break the foreign
+    key; PostgreSQL refuses the edit itself)."""
+    path = str(tmp_path / "b.sqlite")
+    _filled(path)
+    sql(path, "UPDATE dphist_releases SET seq = 99")
+    assert "no charge 99" in _refused(path)
