@@ -91,7 +91,7 @@ def spark(windows: int, bins: int, records: int) -> None:
     jvm = session.sparkContext._gateway.proc.pid
     s = dh.stream_frames(
         time="t", column="v", window=1, start=0, end=windows, domain=(0, bins, 1), epsilon=1,
-        rng=1,
+        rng=1, on_release=lambda release: None,  # releases are not kept
     )  # fmt: skip
     base = session.range(records).select(
         F.rand(1).alias("r"), F.floor(F.rand(2) * bins).cast("double").alias("v")
