@@ -177,7 +177,7 @@ class Uniform(Schedule):
         return self.amount / self.w
 
     def step(self, i, data, account, noise):
-        return self.publish(i, data, self.amount / self.w, account, noise)
+        return self.publish(i, data, self.offer(i), account, noise)
 
 
 class Sample(Schedule):
@@ -188,7 +188,7 @@ class Sample(Schedule):
 
     def step(self, i, data, account, noise):
         if i % self.w == 0:
-            return self.publish(i, data, self.amount, account, noise)
+            return self.publish(i, data, self.offer(i), account, noise)
         return self.repeat()
 
 
