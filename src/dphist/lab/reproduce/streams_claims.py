@@ -32,21 +32,18 @@ class Results:
     counters: Sequence[Mapping[str, Any]]
     epsilon: float
 
-    def mae(self, stream: str, w: int, mechanism: str) -> float:
-        v = [
-            r["mae"]
-            for r in self.rows
-            if r["stream"] == stream and r["w"] == w and r["mechanism"] == mechanism
-        ]
+    def _mean(self, field: str, stream: str, w: int, mechanism: str) -> float:
+        key = (stream, w, mechanism)
+        v = [r[field] for r in self.rows if (r["stream"], r["w"], r["mechanism"]) == key]
         return float(np.mean(v)) if v else float("nan")
 
+    def mae(self, stream: str, w: int, mechanism: str) -> float:
+        """Mean absolute error per count, mean over trials."""
+        return self._mean("mae", stream, w, mechanism)
+
     def published(self, stream: str, w: int, mechanism: str) -> float:
-        v = [
-            r["published"]
-            for r in self.rows
-            if r["stream"] == stream and r["w"] == w and r["mechanism"] == mechanism
-        ]
-        return float(np.mean(v)) if v else float("nan")
+        """Share of windows published, mean over trials."""
+        return self._mean("published", stream, w, mechanism)
 
     def ws(self) -> list[int]:
         return sorted({r["w"] for r in self.rows})
