@@ -292,9 +292,9 @@ def run(
         "Largest expected error of a running total over the horizon T (root mean square, "
         "exact closed forms): the square-root factorization against the binary tree with "
         "Honaker's estimate, at rho = 1/2 (zCDP, discrete Gaussian) and epsilon = 1 (pure, "
-        "discrete Laplace). Under zCDP the factorization's noise is set by the L2 norm of its "
-        "columns (growing like log T); under pure epsilon by their L1 norm (growing like "
-        "sqrt T), against the tree's log T in both.",
+        "discrete Laplace). Under zCDP the factorization's noise is set by its largest column's "
+        "squared L2 norm, which grows like ln(T)/pi; under pure epsilon by its L1 norm, which "
+        "grows like 2 sqrt(T/pi); the tree's sensitivity is log2(T) + 1 in both.",
     )
     rep.table(res.counters, floatfmt=".4g")
     return rep.write(out)
