@@ -6,11 +6,15 @@ own earlier outputs, and is checked by the stream's :class:`~.ledger.SlidingLedg
 * ``periodic`` (event-level): every window published with its own ``epsilon`` (or
   ``rho``) by any registered method. A record lies in one window, so windows compose
   in parallel; the ledger's ``w`` is 1.
-* ``uniform`` (Kellaris et al. 2014, §3.2): every window published with ``epsilon/w``.
-* ``sample`` (§3.2): window ``i`` published with the whole ``epsilon`` when ``i`` is a
-  multiple of ``w``, the ``w - 1`` windows after it repeat that release (no charge).
-* ``bd``, Budget Distribution (§4.2), and ``ba``, Budget Absorption (§4.3): each window
-  ``i`` first measures its dissimilarity from the last release ``r``,
+* ``uniform`` (Kellaris, Papadopoulos, Xiao, Papadias, "Differentially Private Event
+  Sequences over Infinite Streams", PVLDB 7(12) 2014, a baseline there): every window
+  published with ``epsilon/w``.
+* ``sample`` (the paper's other baseline): window ``i`` published with the whole
+  ``epsilon`` when ``i`` is a multiple of ``w``, the ``w - 1`` windows after it repeat
+  that release (no charge).
+* ``bd``, Budget Distribution, and ``ba``, Budget Absorption (the paper's two
+  mechanisms): each window ``i`` first measures its dissimilarity from the last release
+  ``r``,
   ``dis = (1/n) sum_j |c_i[j] - r[j]|``, with ``eps_1 = share * epsilon / w`` (``share``
   1/2 as in the paper; sensitivity ``1/n``, derived in :mod:`dphist._kernel.streams`,
   ``K/n`` for a privacy unit of ``K`` records), then publishes anew, with budget

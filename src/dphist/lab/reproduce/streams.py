@@ -1,5 +1,5 @@
 """Reproduction of Kellaris, Papadopoulos, Xiao, Papadias, *Differentially Private Event
-Sequences over Infinite Streams* (PVLDB 7(12) 2014), §5, and of the continual
+Sequences over Infinite Streams* (PVLDB 7(12) 2014), its experiments, and of the continual
 counters' error claim (Henzinger, Upadhyay, Upadhyay, SODA 2023; Fichtenberger,
 Henzinger, Upadhyay, ICML 2023).
 

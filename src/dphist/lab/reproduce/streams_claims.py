@@ -197,7 +197,7 @@ def _shapes(label: str) -> list[str]:
 
 
 _STATEMENT = "BD and BA are more accurate than Uniform and Sample"
-_REF = "§5 (experiments)"
+_REF = "the experiments"
 _HOW = "mean absolute error per count at eps 1, w 10 and 40, mean over trials"
 
 CLAIMS: tuple[Claim, ...] = (
