@@ -35,8 +35,9 @@ own earlier outputs, and is checked by the stream's :class:`~.ledger.SlidingLedg
     be used, so it would spend budget for nothing (the paper runs it; this changes no
     release and spends less).
 
-Checked against the paper's rules (its ``M_{t,1}``/``M_{t,2}`` split: the test with
-``eps/(2w)`` and sensitivity ``1/d`` on the mean absolute change from the last release;
+Checked against the paper's rules as two public re-implementations state them (its
+``M_{t,1}``/``M_{t,2}`` split: the test with ``eps/(2w)`` and sensitivity ``1/d`` on the
+mean absolute change from the last release;
 BD's ``eps_rm = eps/2 - sum_{i=t-w+1}^{t-1} eps_{i,2}`` and ``eps_{t,2} = eps_rm/2``;
 BA's ``t_N = eps_{l,2} / (eps/(2w)) - 1`` nullified windows after a publication at
 ``l`` and ``eps_{t,2} = eps/(2w) min(t - (l + t_N), w)``; publication when the noisy
