@@ -157,30 +157,33 @@ def _columns(rows: list[list[str]]) -> list[str]:
     return [line.format(*r) for r in rows]
 
 
-def _entry_lines(rows: list[tuple], status: Status) -> list[str]:
+def _entry_lines(charges: list[tuple], releases: list[tuple], status: Status) -> list[str]:
     """The header and one line per charge, in columns, straight from the stored texts
     (:meth:`StoredBudget.rows`; one split and one format per line: ``show`` prints
     10**5 of them in a fraction of a second)."""
     definition = status.definition.definition
     amounts: dict[str, str] = {}  # amounts repeat: format each once
     out = []
-    for seq, fields, _, release, _ in rows:
+    later = iter(releases)  # in charge order, a subset of the charges
+    r = next(later, None)
+    for seq, fields, _ in charges:
         at, method, kind, amount, charged, _ = fields.split(SEP)
         key = f"{kind} {amount} {charged}"
         text = amounts.get(key)
         if text is None:
             text = amounts[key] = _amount(kind, Fraction(amount), Fraction(charged), definition)
-        if release is None:
+        if r is None or r[0] != seq:
             out.append((seq, at[:10], at[11:19], method, text, "-", UNRELEASED))
             continue
-        by, files, digest, _ = release.split(SEP)
+        by, files, digest, _ = r[1].split(SEP)
+        r = next(later, None)
         if by and by != method:
             method = f"{method} -> {by}"
         written = ", ".join(file_names(files)) or "(none written)"
         out.append((seq, at[:10], at[11:19], method, text, digest[:16], written))
     header = ("#", "time (UTC)", "method", status.unit, "release", "files")
     widths = [
-        max(len(header[0]), len(str(rows[-1][0])) if rows else 0),
+        max(len(header[0]), len(str(charges[-1][0])) if charges else 0),
         19,
         max([len(header[2]), *(len(r[3]) for r in out)]),
         max([len(status.unit), *map(len, amounts.values())]),
@@ -237,17 +240,18 @@ def show(name: Name, store: Store = None, as_json: Json = False) -> None:
     """A budget's cap, spent and remaining, and one line per release."""
     with BudgetStore(store, create=False) as opened:
         stored = _named(opened, name, check=False)  # rows() checks the chain
-        status, rows = stored.rows()
+        status, charges, releases = stored.rows()
         if as_json:
             record = {**_status_json(status), "store": opened.location}
-            _write([json.dumps({**record, "entries": [_entry_json(e) for e in entries(rows)]})])
+            listed = [_entry_json(e) for e in entries(charges, releases)]
+            _write([json.dumps({**record, "entries": listed})])
             return
         lines = [f"Budget {name!r} in {opened.location}", _summary(status)]
-        missing = sum(r[3] is None for r in rows)
-        if rows:
+        missing = len(charges) - len(releases)
+        if charges:
             note = f"; {missing} without a release" if missing else ""
-            lines.append(f"{len(rows)} charge{'s' * (len(rows) != 1)}{note}:")
-            lines += _entry_lines(rows, status)
+            lines.append(f"{len(charges)} charge{'s' * (len(charges) != 1)}{note}:")
+            lines += _entry_lines(charges, releases, status)
         else:
             lines.append("No charge yet.")
         _write(lines)

@@ -9,10 +9,11 @@ charge, a raised cap, a cut tail and an edited release all fail :func:`verify_ch
 so does a chain whose charges do not add up to its total or go above its cap.
 
 Fields are joined with a tab, which no field may hold: names, method labels and times
-are checked when written, file lists and ledgers are JSON (which escapes control
-characters), the rest are digits and hex. A row stores its fields as that one text,
-exactly what its hash covers: checking a row is one hash of what was read, and no
-field can be read back differently from how it was hashed.
+are checked when written (nor may they hold a lone surrogate, which neither database
+stores), file lists and ledgers are JSON (which escapes control characters), the rest
+are digits and hex. A row stores its fields as that one text, exactly what its hash
+covers: checking a row is one hash of what was read, and no field can be read back
+differently from how it was hashed.
 
 The chain finds corruption and hand edits; it is not a signature: whoever can write
 the store and recompute SHA-256 can forge it, so guard the store itself with file
@@ -62,7 +63,7 @@ def row_hash(*fields: object) -> str:
     text = SEP.join(map(str, fields))
     if text.count(SEP) != len(fields) - 1:
         raise ValueError("a budget store field cannot hold a tab")
-    return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return sha256(text.encode()).hexdigest()
 
 
 def genesis(store_id: str, name: str, definition: str, cap: str, created: str) -> str:
@@ -146,12 +147,17 @@ class Tail:
 
 
 def verify_chain(
-    name: str, definition: str, cap: Fraction, rows: Sequence[tuple], start: Tail
+    name: str,
+    definition: str,
+    cap: Fraction,
+    charges: Sequence[tuple],
+    releases: Sequence[tuple],
+    start: Tail,
 ) -> Tail:
-    """Follow the chain from ``start`` through ``rows``, each a charge with its release
-    if one was recorded: ``(seq, fields, hash, release fields or None, release hash)``,
-    in order (when ``start`` is a charge, ``rows`` begin with it again and it must be
-    unchanged). The new tail, or :class:`Broken` naming the first row that fails.
+    """Follow the chain from ``start`` through ``charges`` and check ``releases``, both
+    ``(seq, fields, hash)`` in order (when ``start`` is a charge, ``charges`` begin with
+    it again and it must be unchanged; ``releases`` belong to the charges given). The
+    new tail, or :class:`Broken` naming the first row that fails.
 
     Every hash is recomputed over the stored text itself (nothing is re-serialized);
     the charges must cost what their amounts say and add up to the last one's total,
@@ -159,39 +165,41 @@ def verify_chain(
     which is what the cap depends on.)
     """
     seq, previous, before = start.seq, start.hash, start.previous
+    new = charges
     if seq > 0:
-        if not rows or rows[0][0] != seq:
+        if not charges or charges[0][0] != seq:
             raise Broken(f"charge {seq} of budget {name!r} is missing")
-        fields, stored = rows[0][1:3]
+        _, fields, stored = charges[0]
         if stored != previous or charge_hash(before, name, seq, fields) != previous:
             raise Broken(f"charge {seq} of budget {name!r} does not match its hash (edited)")
         if Charge.parse(fields).spent != str(start.spent):
             raise Broken(f"charge {seq} of budget {name!r} does not add up")
-    tail = start
+        new = charges[1:]
     k, mid = seq, f"{SEP}{name}{SEP}"
-    for at_seq, fields, stored, release, release_stored in rows:
-        if at_seq > k:
-            k += 1
-            if at_seq != k:
-                raise Broken(f"charge {k} of budget {name!r} is missing")
-            text = f"{previous}{mid}{k}{SEP}{fields}"
-            if sha256(text.encode("utf-8", "surrogatepass")).hexdigest() != stored or (
-                fields.count(SEP) != 5
-            ):
-                raise Broken(f"charge {k} of budget {name!r} does not match its hash (edited)")
-            before, previous = previous, stored
-        if release is not None:
-            text = f"{stored}{SEP}{release}"
-            if sha256(text.encode("utf-8", "surrogatepass")).hexdigest() != release_stored or (
-                release.count(SEP) != 3
-            ):
-                raise Broken(
-                    f"the release of charge {at_seq} of budget {name!r} does not match its hash"
-                )
-    if k > seq:
-        new = rows[1:] if seq > 0 else rows
-        spent = start.spent + _total(name, definition, [r[1] for r in new])
-        if Charge.parse(rows[-1][1]).spent != str(spent):
+    for at_seq, fields, stored in new:
+        k += 1
+        if at_seq != k:
+            raise Broken(f"charge {k} of budget {name!r} is missing")
+        if sha256(f"{previous}{mid}{k}{SEP}{fields}".encode()).hexdigest() != stored or (
+            fields.count(SEP) != 5
+        ):
+            raise Broken(f"charge {k} of budget {name!r} does not match its hash (edited)")
+        before, previous = previous, stored
+    first = charges[0][0] if charges else 1
+    for at_seq, fields, stored in releases:
+        i = at_seq - first
+        if not 0 <= i < len(charges):
+            raise Broken(f"a release of budget {name!r} has no charge {at_seq}")
+        if sha256(f"{charges[i][2]}{SEP}{fields}".encode()).hexdigest() != stored or (
+            fields.count(SEP) != 3
+        ):
+            raise Broken(
+                f"the release of charge {at_seq} of budget {name!r} does not match its hash"
+            )
+    tail = start
+    if new:
+        spent = start.spent + _total(name, definition, [c[1] for c in new])
+        if Charge.parse(new[-1][1]).spent != str(spent):
             raise Broken(f"the charges of budget {name!r} do not add up to its total")
         tail = Tail(k, previous, spent, before)
     if tail.spent > cap:
@@ -221,7 +229,7 @@ def _total(name: str, definition: str, fields: Iterable[str]) -> Fraction:
 
 
 def text_hash(text: str) -> str:
-    return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return sha256(text.encode()).hexdigest()
 
 
 def verify_ledgers(name: str, ledgers: Iterable[tuple]) -> None:

@@ -40,14 +40,8 @@ __all__ = ["BudgetStore", "checked_name"]
 FORMAT = "dphist-budget-store/1"
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _BUDGET = "SELECT definition, cap, created, genesis, charges, head FROM dphist_budgets"
-_CHAIN = (
-    "SELECT c.seq, c.fields, c.hash, r.fields, r.hash FROM dphist_charges c LEFT JOIN "
-    "dphist_releases r ON r.budget = c.budget AND r.seq = c.seq WHERE c.budget = ?"
-)
-_ORPHAN = (
-    "SELECT min(seq) FROM dphist_releases r WHERE budget = ? AND NOT EXISTS "
-    "(SELECT 1 FROM dphist_charges c WHERE c.budget = r.budget AND c.seq = r.seq)"
-)
+_CHARGES = "SELECT seq, fields, hash FROM dphist_charges WHERE budget = ?"
+_RELEASES = "SELECT seq, fields, hash FROM dphist_releases WHERE budget = ?"
 
 
 def _now() -> str:
@@ -175,7 +169,7 @@ class BudgetStore:
                 raise StoreError(self._unknown(name))
             stored = StoredBudget(self, str(name), row[0])
             if check:
-                self._verify(stored, row[0], self._chain(stored.name), self._ledgers(stored.name))
+                self._verify(stored, row[0], *self._chain(stored.name), self._ledgers(stored.name))
         return stored
 
     __getitem__ = budget
@@ -198,7 +192,7 @@ class BudgetStore:
                 "FROM dphist_budgets ORDER BY name"
             ):
                 stored = StoredBudget(self, name, tuple(row))
-                tail = self._verify(stored, tuple(row), self._chain(name), self._ledgers(name))
+                tail = self._verify(stored, tuple(row), *self._chain(name), self._ledgers(name))
                 out.append(Status(name, stored.definition, tail.spent, tail.seq, stored.created))
         return out
 
@@ -223,13 +217,11 @@ class BudgetStore:
 
     # ------------------------------------------------------------------ chain
 
-    def _chain(self, name: str) -> list[tuple]:
-        """Every charge of one budget with its release, in order (:func:`.chain.verify_chain`
-        rows); a release whose charge is gone fails here."""
-        orphan = self._db.rows(_ORPHAN, (name,))[0][0]
-        if orphan is not None:
-            raise failed(self.location, f"a release of budget {name!r} has no charge {orphan}")
-        return self._db.rows(f"{_CHAIN} ORDER BY c.seq", (name,))
+    def _chain(self, name: str) -> tuple[list[tuple], list[tuple]]:
+        """Every charge and every release of one budget, ``(seq, fields, hash)`` each, in
+        order (what :func:`.chain.verify_chain` checks)."""
+        charges = self._db.rows(f"{_CHARGES} ORDER BY seq", (name,))
+        return charges, self._db.rows(f"{_RELEASES} ORDER BY seq", (name,))
 
     def _ledgers(self, name: str) -> list[tuple]:
         """Each release with its stored ledger, and any ledger without a release:
@@ -246,7 +238,8 @@ class BudgetStore:
         self,
         stored: StoredBudget,
         row: tuple,
-        chain: list[tuple],
+        charges: list[tuple],
+        releases: list[tuple],
         ledgers: list[tuple] = (),
     ) -> Tail:
         """Check one budget's whole chain and releases, and the ``ledgers`` given
@@ -257,7 +250,7 @@ class BudgetStore:
             if first != genesis(self._id, name, definition, cap, created):
                 raise Broken(f"budget {name!r} does not match its hash (its cap was edited)")
             start = Tail(0, first, Fraction(0))
-            tail = verify_chain(name, definition, exact(cap, "a cap"), chain, start)
+            tail = verify_chain(name, definition, exact(cap, "a cap"), charges, releases, start)
             _check_head(name, tail, count, head)
             verify_ledgers(name, ledgers)
         except Broken as problem:
@@ -269,10 +262,7 @@ class BudgetStore:
         with self._db.transaction(write=False):
             row = self._current(stored)
             count, head = row[4], row[5]
-            last = self._db.rows(
-                "SELECT seq, fields, hash FROM dphist_charges WHERE budget = ? AND seq = ?",
-                (stored.name, count),
-            )
+            last = self._db.rows(f"{_CHARGES} AND seq = ?", (stored.name, count))
             try:
                 spent = (
                     Fraction(0) if count == 0 else exact(Charge.parse(last[0][1]).spent, "a total")
@@ -299,9 +289,9 @@ class BudgetStore:
         with self._db.transaction(write=True):
             row = self._current(stored, self._db.for_update)
             start = self._tails.get(name) or Tail(0, row[3], Fraction(0))
-            newer = self._db.rows(f"{_CHAIN} AND c.seq >= ? ORDER BY c.seq", (name, start.seq))
+            newer = self._db.rows(f"{_CHARGES} AND seq >= ? ORDER BY seq", (name, start.seq))
             try:
-                tail = verify_chain(name, row[0], stored.cap, newer, start)
+                tail = verify_chain(name, row[0], stored.cap, newer, (), start)
                 _check_head(name, tail, row[4], row[5])
             except Broken as problem:
                 raise failed(self.location, problem) from None
@@ -364,13 +354,13 @@ class BudgetStore:
                 f"charge {grant.seq} of budget {grant.budget.name!r} already has its release"
             ) from None
 
-    def _history(self, stored: StoredBudget) -> tuple[Status, list[tuple]]:
+    def _history(self, stored: StoredBudget) -> tuple[Status, list[tuple], list[tuple]]:
         with self._db.transaction(write=False):
             row = self._current(stored)
-            chain = self._chain(stored.name)
-            tail = self._verify(stored, row, chain)
+            charges, releases = self._chain(stored.name)
+            tail = self._verify(stored, row, charges, releases)
         status = Status(stored.name, stored.definition, tail.spent, tail.seq, stored.created)
-        return status, chain
+        return status, charges, releases
 
     # ------------------------------------------------------------------ lifetime
 
