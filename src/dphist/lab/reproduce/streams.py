@@ -129,7 +129,7 @@ def _grid(streams, trials: int, workers: int) -> list[dict[str, Any]]:
         return list(pool.map(_cell, tasks, chunksize=4))
 
 
-def _read(path: Path, streams, trials: int) -> list[dict[str, Any]] | None:
+def _cached(path: Path, streams, trials: int) -> list[dict[str, Any]] | None:
     """Rows of an earlier run with the same streams and trials, else None."""
     if not path.exists():
         return None
@@ -257,7 +257,7 @@ def run(
     trials = min(trials, 2) if quick else trials
     streams = datasets(quick, data_dir, seed)
     csv_path = out / "results.csv"
-    rows = _read(csv_path, streams, trials)
+    rows = _cached(csv_path, streams, trials)
     if rows is None:
         rows = _grid(streams, trials, workers)
         _write(rows, csv_path)
