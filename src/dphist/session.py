@@ -160,7 +160,7 @@ class Session:
             return self._publish_auto(epsilon=amount, **params)
         info, pipeline = self._checked(method, params)
         check_bins(self.n, info.name)  # machine memory, a public fact: before any spend
-        budget = self._accountant.child(amount, label=info.name)
+        budget = self._accountant.part(amount, label=info.name)
         grant = self._charge(amount, info.name)
         return self._settle(grant, self._release(info, pipeline, params, amount, budget))
 
@@ -220,7 +220,7 @@ class Session:
         to a stored budget as a 1-D one, before the data is read."""
         definition = self._budget.definition
         resolved, pipeline = checked_grid(method, params, definition)
-        budget = self._accountant.child(amount, label=resolved.name)
+        budget = self._accountant.part(amount, label=resolved.name)
         grant = self._charge(amount, resolved.name)
         release = release_grid(
             self._data,
