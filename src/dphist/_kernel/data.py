@@ -27,6 +27,7 @@ __all__ = [
     "MAX_TOTAL",
     "ProtectedCounts",
     "count_cap",
+    "is_grid",
     "protect",
     "protect_grid",
     "records_per_unit",
@@ -147,6 +148,17 @@ def _check_values(arr: np.ndarray) -> None:
             f"counts must be non-negative; {int(neg.sum())} entries are negative "
             f"(first at index {int(np.argmax(neg))})"
         )
+
+
+def is_grid(counts: object) -> bool:
+    """True when ``counts`` is a 2-D table of counts (an array of rank 2, a list of rows,
+    or a DataFrame, which the kernel refuses with a hint)."""
+    if type(counts).__name__ == "DataFrame":
+        return True
+    if isinstance(counts, np.ndarray):
+        return counts.ndim == 2
+    rows = isinstance(counts, list | tuple) and len(counts) > 0
+    return rows and isinstance(counts[0], list | tuple | np.ndarray)
 
 
 def protect_grid(counts: object, *, max_records: int = 1) -> ProtectedCounts:
