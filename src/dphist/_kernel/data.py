@@ -83,6 +83,8 @@ def _refuse_labelled(counts: object) -> None:
 
 
 def _as_count_array(counts: object) -> np.ndarray:
+    if type(counts) is np.ndarray and counts.dtype.kind in "iuf":  # the common case
+        return counts
     if isinstance(counts, ProtectedCounts):
         raise InputTypeError("counts are already protected; pass the original array")
     _refuse_labelled(counts)

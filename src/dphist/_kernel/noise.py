@@ -93,21 +93,24 @@ class SystemBits(BitSource):
         pass
 
     def words(self, n: int) -> np.ndarray:
+        if n <= _CHUNK:  # one read (the samplers ask for at most _CHUNK words at a time)
+            return np.frombuffer(_urandom(8 * n), dtype=np.uint64).copy()
         out = np.empty(n, dtype=np.uint64)
         dest = out.view(np.uint8)
-        done = 0
-        while done < n:
+        for done in range(0, n, _CHUNK):
             k = min(n - done, _CHUNK)
-            try:
-                raw = os.urandom(8 * k)
-            except (NotImplementedError, OSError) as exc:
-                raise PrivacyError(
-                    "the operating system's random source failed; refusing to release "
-                    "without secure noise"
-                ) from exc
-            dest[8 * done : 8 * (done + k)] = np.frombuffer(raw, dtype=np.uint8)
-            done += k
+            dest[8 * done : 8 * (done + k)] = np.frombuffer(_urandom(8 * k), dtype=np.uint8)
         return out
+
+
+def _urandom(size: int) -> bytes:
+    """``size`` bytes of the operating system's CSPRNG, or :class:`PrivacyError`."""
+    try:
+        return os.urandom(size)
+    except (NotImplementedError, OSError) as exc:
+        raise PrivacyError(
+            "the operating system's random source failed; refusing to release without secure noise"
+        ) from exc
 
 
 class GeneratorBits(BitSource):
