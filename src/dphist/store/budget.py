@@ -33,7 +33,7 @@ from .._kernel import validate_epsilon
 from .._kernel.budget import exact_text
 from ..definitions import PureDP, budget_of, zCDP
 from ..errors import BudgetExceededError, InputTypeError, ValidationError
-from .chain import cost
+from .chain import SEP, cost
 
 if TYPE_CHECKING:
     from .store import BudgetStore
@@ -43,6 +43,8 @@ __all__ = [
     "Grant",
     "Status",
     "StoredBudget",
+    "entries",
+    "file_names",
     "release_digest",
     "session_budget",
     "stored_cost",
@@ -109,6 +111,31 @@ class Entry(NamedTuple):
     release_method: str | None
     files: tuple[str, ...]
     digest: str | None
+
+
+def entries(rows: Iterable[tuple]) -> list[Entry]:
+    """:class:`Entry` objects from :meth:`StoredBudget.rows`."""
+    number: dict[str, Fraction] = {}  # amounts repeat: read each once
+    make, out, none = Entry._make, [], (False, None, (), None)
+    for seq, fields, _, release, _ in rows:
+        at, method, definition, amount, charged, _ = fields.split(SEP)
+        a = number.get(amount) or number.setdefault(amount, Fraction(amount))
+        c = number.get(charged) or number.setdefault(charged, Fraction(charged))
+        if release is None:
+            out.append(make((seq, at, method, definition, a, c, *none)))
+            continue
+        by, files, digest, _ = release.split(SEP)
+        out.append(make((seq, at, method, definition, a, c, True, by, file_names(files), digest)))
+    return out
+
+
+def file_names(text: str) -> tuple[str, ...]:
+    """A release's file names from their JSON list. Without a backslash no name holds an
+    escape (a quote or control character would need one), so the names are the text
+    between ``", "`` separators: the common case, ten times faster than a JSON parse."""
+    if "\\" in text:
+        return tuple(json.loads(text))
+    return () if text == "[]" else tuple(text[2:-2].split('", "'))
 
 
 def release_digest(release: Any) -> str:
@@ -216,6 +243,15 @@ class StoredBudget:
 
     def history(self) -> tuple[Status, list[Entry]]:
         """The budget's status and every charge, read together (chain checked)."""
+        status, rows = self.rows()
+        return status, entries(rows)
+
+    def rows(self) -> tuple[Status, list[tuple]]:
+        """The status and every charge as stored, chain checked: ``(seq, fields, hash,
+        release fields or None, release hash or None)``, the fields tab-separated texts
+        (a charge's: time, method, definition, amount, charged, total; a release's:
+        method, files as JSON, digest, ledger hash). For tools that print or export many
+        charges; :meth:`history` parses them into :class:`Entry` objects."""
         return self.store._history(self)
 
     def __repr__(self) -> str:
