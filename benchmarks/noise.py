@@ -8,8 +8,8 @@ place to a vector of ``--n`` counts), measured in one run; "x numpy" is the seed
 figure over numpy's ``Generator.laplace`` on the same ``--n``, "secure x" the secure
 one. ``--sweep`` prints Laplace noise (scale 10) per value from 10**3 to 10**7 values
 and the largest over the smallest figure (no cliff: at most 1.5), with numpy's float
-Laplace at the same sizes (what the machine's caches and memory do to any sampler). Targets: seeded at
-most 2x numpy, secure at most 1.5x numpy at 10**6 and 10**7.
+Laplace at the same sizes (what the machine's caches and memory do to any sampler).
+Targets: seeded at most 2x numpy, secure at most 1.5x numpy at 10**6 and 10**7.
 """
 
 from __future__ import annotations
