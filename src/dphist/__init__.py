@@ -10,6 +10,7 @@ from importlib import import_module
 
 from . import errors
 from ._kernel import REST
+from .accuracy import Accuracy, accuracy, epsilon_for, linear_methods
 from .definitions import PureDP, zCDP
 from .errors import BudgetExceededError, DphistError, UnknownMethodError
 from .methods import MethodInfo, get_method, list_methods
@@ -30,10 +31,6 @@ _LAZY = {
     "synthetic": ("synthetic", None),
     "twod": ("twod", None),
     "workloads": ("workloads", None),
-    "Accuracy": ("accuracy", "Accuracy"),
-    "accuracy": ("accuracy", "accuracy"),
-    "epsilon_for": ("accuracy", "epsilon_for"),
-    "linear_methods": ("accuracy", "linear_methods"),
     "histogram": ("records", "histogram"),
     "histogram2d": ("records2d", "histogram2d"),
     "BudgetStore": ("store", "BudgetStore"),
