@@ -12,7 +12,7 @@ methods.
 
 from __future__ import annotations
 
-from .._kernel.data import is_grid
+from .._kernel import is_grid
 from ..methods.registry import MethodInfo
 from .catalog import GRID_METHODS, ORDERS
 from .release import Release2D
