@@ -315,6 +315,8 @@ class BlockSums(Query):
         x = np.asarray(x, dtype=np.int64)
         if self.width == 1:
             return np.array(x, copy=True)
+        if self.width >= self.n:  # one block: the total
+            return np.array([x.sum()], dtype=np.int64)
         return np.add.reduceat(x, np.arange(0, self.n, self.width, dtype=np.int64))
 
 
