@@ -41,3 +41,18 @@ def spark():
     assert pyspark.__version__
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_design_cache(tmp_path_factory):
+    """Designs fitted by the tests go to a fresh per-user cache folder, not the
+    developer's own (``dphist._numeric.design_cache``)."""
+    import os
+
+    old = os.environ.get("DPHIST_CACHE_DIR")
+    os.environ["DPHIST_CACHE_DIR"] = str(tmp_path_factory.mktemp("user-cache"))
+    yield
+    if old is None:
+        os.environ.pop("DPHIST_CACHE_DIR", None)
+    else:
+        os.environ["DPHIST_CACHE_DIR"] = old

@@ -28,6 +28,7 @@ import numpy as np
 
 from .._jit import njit
 from ..errors import ValidationError
+from . import design_cache
 from .tree import tree_levels
 
 __all__ = ["WORKLOADS", "TreeDesign", "design_error", "optimal_design"]
@@ -177,12 +178,27 @@ def optimal_design(n: int, workload: str = "all", noise: str = "laplace") -> Tre
     shares; shares under ``1e-3`` become 0 (a level left out: the family then holds
     trees of mixed fan-outs) and the uniform tree is kept when nothing beats it.
     ``noise="gaussian"`` designs for zCDP, where a level's variance falls as ``1/w``
-    instead of ``1/w**2``. Depends on public facts only; cached.
+    instead of ``1/w**2``. Depends on public facts only; kept in memory and on disk
+    (:mod:`dphist._numeric.design_cache`): a stored design is used only when its key
+    matches and its error recomputes exactly, so it equals a fresh fit bit for bit.
     """
     if workload not in WORKLOADS:
         raise ValidationError(f"workload must be one of {WORKLOADS}, got {workload!r}")
+    if noise not in NOISES:
+        raise ValidationError(f"noise must be one of {NOISES}, got {noise!r}")
     if n < 2:
         return TreeDesign(2, (1.0,), float(level_variances(np.ones(1), noise)[0]))
+    key = {"n": int(n), "workload": workload, "noise": noise}
+    stored = _from_store(design_cache.read("opt-h", key), n, workload, noise)
+    if stored is not None:
+        return stored
+    best = fit_design(n, workload, noise)
+    design_cache.write("opt-h", key, _to_store(best))
+    return best
+
+
+def fit_design(n: int, workload: str, noise: str) -> TreeDesign:
+    """:func:`optimal_design` fitted afresh (no cache), for ``n >= 2``."""
     best = None
     for b in FANOUTS:
         height = tree_levels(n, b) - 1
@@ -195,6 +211,28 @@ def optimal_design(n: int, workload: str = "all", noise: str = "laplace") -> Tre
                 best = TreeDesign(b, tuple(float(x) for x in shares), err)
     assert best is not None
     return best
+
+
+def _to_store(design: TreeDesign) -> dict:
+    return {"fanout": design.fanout, "shares": [float(w).hex() for w in design.shares],
+            "error": float(design.error).hex()}  # fmt: skip
+
+
+def _from_store(value, n: int, workload: str, noise: str) -> TreeDesign | None:
+    """The stored design if it is well formed and its error recomputes exactly."""
+    try:
+        fanout = value["fanout"]
+        shares = tuple(float.fromhex(w) for w in value["shares"])
+        error = np.float64(float.fromhex(value["error"]))
+        if type(fanout) is not int or fanout not in FANOUTS or not np.isfinite(error):
+            return None
+        if not all(map(math.isfinite, shares)) or abs(math.fsum(shares) - 1.0) > 1e-9:
+            return None
+        if design_error(fanout, shares, n, workload, noise) != error:
+            return None
+    except (TypeError, KeyError, ValueError, ValidationError):
+        return None
+    return TreeDesign(fanout, shares, error)
 
 
 def _fit(fanout: int, height: int, n: int, workload: str, noise: str) -> np.ndarray:
