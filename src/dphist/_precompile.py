@@ -5,6 +5,9 @@ Kernels compile on first call (:mod:`dphist._jit`) and numba keeps the machine c
 Running every registered method once, on small synthetic histograms and under both
 privacy definitions, with its error bars, compiles every kernel a release uses with
 the types a release gives it; later processes load the code instead of compiling it.
+OPT-H's tree designs (a fit of seconds per public ``n``, workload and noise) are fitted
+first for the common domain sizes and stored beside the sources
+(:mod:`dphist._numeric.design_cache`), so its first release reads them.
 The install runs this (``setup.py``; ``DPHIST_PRECOMPILE=0`` skips it); so can a
 container build: ``python -m dphist._precompile``. The cache belongs to this numba
 version, Python and CPU: anywhere else numba compiles as before.
@@ -25,6 +28,23 @@ __all__ = ["main", "warm"]
 #: Sizes that take both noise samplers (a table from 512 draws) and the methods'
 #: small- and large-domain paths.
 SIZES = (40, 1500)
+
+#: Domain sizes whose OPT-H designs are stored at install: the sizes above, powers of
+#: two up to 65,536 and the built-in datasets' (a size not listed is fitted on first
+#: use and kept in the per-user cache).
+DESIGN_SIZES = tuple(sorted({*SIZES, *(2**k for k in range(2, 17)), 11_342}))
+
+
+def store_designs(part: int, parts: int) -> None:
+    """Fit and store the ``part``-th of ``parts`` shares of the OPT-H designs."""
+    from dphist._numeric import design_cache, strategy
+
+    keys = [(n, w, noise) for n in DESIGN_SIZES for w in strategy.WORKLOADS
+            for noise in strategy.NOISES]  # fmt: skip
+    for n, workload, noise in keys[part::parts]:
+        design = strategy.fit_design(n, workload, noise)
+        key = {"n": n, "workload": workload, "noise": noise}
+        design_cache.write("opt-h", key, strategy._to_store(design), design_cache.package_dir())
 
 
 def warm(names: list[str]) -> list[str]:
@@ -60,7 +80,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--methods", default="", help="comma-separated (default: all)")
+    parser.add_argument("--designs", default="", help=argparse.SUPPRESS)  # "part/parts"
     args = parser.parse_args(argv)
+    if args.designs:
+        store_designs(*map(int, args.designs.split("/")))
+        return 0
     if args.methods:
         failed = warm([m for m in args.methods.split(",") if m])
         for line in failed:
@@ -71,11 +95,15 @@ def main(argv: list[str] | None = None) -> int:
 
     names = [m.name for m in list_methods()]
     start = time.perf_counter()
-    shares = [names[j :: args.jobs] for j in range(args.jobs)]
-    procs = [subprocess.Popen(_command("--methods", ",".join(part))) for part in shares if part]
+    jobs = max(args.jobs, 1)
+    # designs first: the methods' runs below then read OPT-H's from the package folder
+    procs = [subprocess.Popen(_command("--designs", f"{j}/{jobs}")) for j in range(jobs)]
     codes = [p.wait() for p in procs]
+    shares = [names[j::jobs] for j in range(jobs)]
+    procs = [subprocess.Popen(_command("--methods", ",".join(part))) for part in shares if part]
+    codes += [p.wait() for p in procs]
     print(
-        f"dphist: compiled the kernels of {len(names)} methods in "
+        f"dphist: compiled the kernels of {len(names)} methods and stored OPT-H's designs in "
         f"{time.perf_counter() - start:.0f} s",
         file=sys.stderr,
     )
