@@ -1,5 +1,9 @@
 """The install-time warm-up (``dphist._precompile``) runs methods without failing."""
 
+import pytest
+
+from dphist import _precompile
+from dphist._numeric import design_cache, strategy
 from dphist._precompile import _command, warm
 
 
@@ -10,3 +14,18 @@ def test_warm_runs_a_method_and_its_error_bars():
 def test_children_import_this_copy_of_dphist():
     cmd = _command("--methods", "identity")
     assert cmd[1] == "-c" and "sys.path.insert(0, " in cmd[2] and "'--methods'" in cmd[2]
+
+
+def test_store_designs_fills_the_package_folder(tmp_path, monkeypatch):
+    """The install's designs are what a later process reads instead of fitting."""
+    monkeypatch.setattr(design_cache, "package_dir", lambda: tmp_path)
+    monkeypatch.setattr(_precompile, "DESIGN_SIZES", (4,))
+    _precompile.store_designs(0, 4)  # the first of four keys: n = 4, "all", Laplace
+    assert len(list(tmp_path.glob("opt-h-*.json"))) == 1
+    fitted = strategy.fit_design(4, "all", "laplace")
+    monkeypatch.setattr(strategy, "fit_design", lambda *a: pytest.fail("fitted again"))
+    strategy.optimal_design.cache_clear()
+    try:
+        assert strategy.optimal_design(4, "all", "laplace") == fitted
+    finally:
+        strategy.optimal_design.cache_clear()
