@@ -149,16 +149,27 @@ def design_error(
 
 
 def _error(fanout: int, v: np.ndarray, k: np.ndarray) -> float:
+    return _error_of_forms(fanout, v, _forms(fanout, k))
+
+
+def _forms(fanout: int, k: np.ndarray) -> list[np.ndarray]:
+    """Per level ``l``, ``S[j, j'] = b**j K[l - j, j' - j]`` for ``j <= j'`` (``b**j``
+    nodes of level ``l`` per ``j``-th ancestor), symmetric in ``(j, j')``: the quadratic
+    form of a level's response (independent of the shares, so built once per fit)."""
+    out = []
+    for lev in range(k.shape[0]):
+        j = np.arange(lev + 1)
+        lo, hi = np.minimum.outer(j, j), np.maximum.outer(j, j)
+        out.append(fanout**lo * k[lev - lo, hi - lo])
+    return out
+
+
+def _error_of_forms(fanout: int, v: np.ndarray, forms: list[np.ndarray]) -> float:
     total = 0.0
     for lev, alpha in enumerate(_responses(fanout, v)):
         if np.isinf(v[lev]):
             continue
-        j = np.arange(lev + 1)
-        # S[l, j, j'] = b**j K[l - j, j' - j] for j <= j' (b**j nodes of level l per
-        # j-th ancestor); the form is symmetric in (j, j').
-        lo, hi = np.minimum.outer(j, j), np.maximum.outer(j, j)
-        s = fanout**lo * k[lev - lo, hi - lo]
-        total += v[lev] * float(alpha @ s @ alpha)
+        total += v[lev] * float(alpha @ forms[lev] @ alpha)
     return total
 
 
@@ -236,7 +247,7 @@ def _from_store(value, n: int, workload: str, noise: str) -> TreeDesign | None:
 
 
 def _fit(fanout: int, height: int, n: int, workload: str, noise: str) -> np.ndarray:
-    k = pair_sums(fanout, height, n, workload)
+    forms = _forms(fanout, pair_sums(fanout, height, n, workload))
 
     def shares(theta: np.ndarray) -> np.ndarray:
         w = np.exp(theta - theta.max())
@@ -245,7 +256,7 @@ def _fit(fanout: int, height: int, n: int, workload: str, noise: str) -> np.ndar
     from scipy.optimize import minimize  # scipy on first use: not loaded by a publish
 
     res = minimize(
-        lambda t: math.log(_error(fanout, level_variances(shares(t), noise), k)),
+        lambda t: math.log(_error_of_forms(fanout, level_variances(shares(t), noise), forms)),
         np.zeros(height + 1),
         method="L-BFGS-B",
     )
