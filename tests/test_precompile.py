@@ -29,3 +29,10 @@ def test_store_designs_fills_the_package_folder(tmp_path, monkeypatch):
         assert strategy.optimal_design(4, "all", "laplace") == fitted
     finally:
         strategy.optimal_design.cache_clear()
+
+
+def test_design_keys_cover_every_workload_and_noise():
+    keys = _precompile.design_keys()
+    assert len(set(keys)) == len(keys)
+    assert {k[1:] for k in keys} == {(w, e) for w in strategy.WORKLOADS for e in strategy.NOISES}
+    assert {k[0] for k in keys} == set(_precompile.DESIGN_SIZES)
