@@ -3,6 +3,7 @@
 Run: python benchmarks/twod.py [--dpbench DIR] [--trials 5] [--datasets a,b]
          [--epsilons 0.01,0.1,1] [--methods identity,HB2D,...] [--large] [--no-accuracy]
          [--dpbench-cache FILE] [--reference] [--large-trials 3]
+         [--dpbench-algos Identity,HB2D,...]
 
 * **Accuracy.** On each dataset of ``../shared/datasets/2d/`` (256 x 256) and each
   epsilon, the mean squared error over the 2,000 rectangles of
@@ -198,12 +199,14 @@ def accuracy(args: argparse.Namespace, bench: DPBench | None) -> dict:
             if bench is not None and not all(
                 f"{path.name}|{eps:g}|{s}" in bench.cache for s in range(args.trials)
             ):
-                bench.run(path, WORKLOAD, eps, 10**6, DPBENCH)  # warm-up
+                bench.run(path, WORKLOAD, eps, 10**6, args.dpbench_algos)  # warm-up
             for seed in range(args.trials):
                 for m in args.methods:
                     ours[m].append(measure(x, w, truth, m, eps, seed))
                 if bench is not None:
-                    for algo, row in bench.run(path, WORKLOAD, eps, seed, DPBENCH).items():
+                    for algo, row in bench.run(
+                        path, WORKLOAD, eps, seed, args.dpbench_algos
+                    ).items():
                         theirs[algo].append(row)
             if bench is None and args.reference:
                 theirs = {**theirs, **reference(name, eps)}
@@ -384,11 +387,17 @@ def main() -> None:
     parser.add_argument("--no-accuracy", action="store_true")
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--large-trials", type=int, default=3)
+    parser.add_argument("--dpbench-algos", default=",".join(DPBENCH))
     parser.add_argument("--reference", action="store_true")
     args = parser.parse_args()
     args.datasets = [d for d in args.datasets.split(",") if d]
     args.epsilons = [float(e) for e in args.epsilons.split(",")]
     args.methods = args.methods.split(",")
+    args.dpbench_algos = [a for a in args.dpbench_algos.split(",") if a]
+    if unknown := set(args.dpbench_algos) - set(DPBENCH):
+        sys.exit(
+            f"--dpbench-algos: unknown {', '.join(sorted(unknown))}; known: {', '.join(DPBENCH)}"
+        )
     if not DATA.is_dir():
         sys.exit(f"the 2-D datasets are not at {DATA}")
     bench = DPBench(args.dpbench, args.dpbench_cache) if args.dpbench else None
