@@ -246,7 +246,10 @@ class RectErrorModel:
         if self.bias == "bracket":
             return (
                 "the noise and the spread within the leaves: intervals hold the truth between "
-                "the noisy totals of the leaves inside and of the leaves meeting the rectangle"
+                "the noisy totals of the leaves inside and of the leaves meeting the rectangle, "
+                "each at its level or above over the noise (a bound, not an exact law); the "
+                "rectangles of one release share its noise, so the share held in a single "
+                "release varies widely"
             )
         return "the noise (exact; the estimate is unbiased)"
 
