@@ -18,7 +18,9 @@ Run: python benchmarks/twod.py [--dpbench DIR] [--trials 5] [--datasets a,b]
   its candidates, as DPBench's experiments do. Where UG's squares would be single cells
   (``N epsilon / 10 >=`` the number of cells) UG is Identity (one Laplace count per
   cell) and Identity's run stands for it (DPBench's UG takes minutes there: it builds
-  its list of cells by repeated concatenation). The best dphist method is compared with
+  its list of cells by repeated concatenation); where AG's coarse grid would be single
+  cells AG is not run (the same concatenation; each cell is then measured twice at half
+  the budget, twice Identity's variance). The best dphist method is compared with
   the best DPBench algorithm per dataset and epsilon. Without ``--dpbench``,
   ``--reference`` compares with DPBench's medians in ``../shared/specs/reference-figures.md``
   instead (another draw of 2,000 rectangles: a rough yardstick, not a side-by-side run).
@@ -98,6 +100,9 @@ for line in sys.stdin:
         if algo == "UG" and side <= 1 and "Identity" in out:
             out[algo] = dict(out["Identity"], same_as="Identity")  # one-cell squares
             continue
+        m1 = max(10, int(np.sqrt(x.sum() * req["eps"] / 10.0) / 4 - 1) + 1)  # AG's grid
+        if algo == "AG" and int(np.sqrt(x.size / m1**2) - 1) + 1 <= 1:
+            continue  # single-cell coarse grid: each cell measured twice (minutes)
         start = time.process_time()
         est = np.asarray(ENGINES[algo]().Run(w, x, req["eps"], req["seed"]), dtype=np.float64)
         cpu = time.process_time() - start
