@@ -4,6 +4,7 @@ Run: python benchmarks/twod.py [--dpbench DIR] [--trials 5] [--datasets a,b]
          [--epsilons 0.01,0.1,1] [--methods identity,HB2D,...] [--large] [--no-accuracy]
          [--dpbench-cache FILE] [--reference] [--large-trials 3]
          [--dpbench-algos Identity,HB2D,...] [--coverage 500] [--coverage-dataset NAME]
+         [--no-intervals]
 
 * **Accuracy.** On each dataset of ``../shared/datasets/2d/`` (256 x 256) and each
   epsilon, the mean squared error over the 2,000 rectangles of
@@ -26,7 +27,8 @@ Run: python benchmarks/twod.py [--dpbench DIR] [--trials 5] [--datasets a,b]
   instead (another draw of 2,000 rectangles: a rough yardstick, not a side-by-side run).
 * **Coverage.** For the methods with error bars: the share of the 95% intervals holding
   the true total, over the trials x 2,000 rectangles (the rectangles of one release
-  share its noise, so this pools few independent draws); ``--coverage N`` measures it
+  share its noise, so this pools few independent draws; ``--no-intervals`` skips it);
+  ``--coverage N`` measures it
   properly: ``N`` independent releases per epsilon of ``--coverage-dataset``, each
   scored on 20 fresh random rectangles (binomial band printed beside it).
 * **Speed.** CPU time (``time.process_time``) per publication on 256 x 256, median over
@@ -212,7 +214,7 @@ def accuracy(args: argparse.Namespace, bench: DPBench | None) -> dict:
                 bench.run(path, WORKLOAD, eps, 10**6, args.dpbench_algos)  # warm-up
             for seed in range(args.trials):
                 for m in args.methods:
-                    ours[m].append(measure(x, w, truth, m, eps, seed, not args.coverage))
+                    ours[m].append(measure(x, w, truth, m, eps, seed, not args.no_intervals))
                 if bench is not None:
                     for algo, row in bench.run(
                         path, WORKLOAD, eps, seed, args.dpbench_algos
@@ -455,6 +457,7 @@ def main() -> None:
     parser.add_argument("--large-trials", type=int, default=3)
     parser.add_argument("--dpbench-algos", default=",".join(DPBENCH))
     parser.add_argument("--coverage", type=int, default=0)
+    parser.add_argument("--no-intervals", action="store_true")
     parser.add_argument("--coverage-dataset", default="sf_cabs_end")
     parser.add_argument("--reference", action="store_true")
     args = parser.parse_args()
