@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, Protocol
 
 import numpy as np
@@ -172,7 +173,7 @@ class PrivateView:
         t, s = rational_scale(sensitivity, eps)
         # answer q gets scale sensitivity / (w_q * eps)
         plan = _weight_plan(query, lambda w: rational_scale(sensitivity, eps * w), (t, s))
-        scale = Fraction(t, s)
+        scale = _exact(t, s)
         self._budget.charge(
             Charge(
                 self.block,
@@ -340,6 +341,12 @@ class PrivateView:
         self._open = False
 
 
+@lru_cache(maxsize=256)
+def _exact(t: int, s: int) -> Fraction:
+    """``Fraction(t, s)``, remembered: releases use the same few scales."""
+    return Fraction(t, s)
+
+
 def _weight_plan(query: Query, params_of: Callable[[Fraction], tuple], unit: tuple) -> list:
     """``[(answers, noise parameters)]``: all answers at weight 1 (``unit``, the
     parameters ``params_of(1)``), or one part per distinct weight of a weighted query
@@ -389,7 +396,7 @@ def run_pipeline(
         if eps > 0:
             view = PrivateView(
                 data,
-                budget.child(eps, label=block.name),
+                budget.part(eps, label=block.name),
                 noise,
                 block.name,
                 definition=definition,
