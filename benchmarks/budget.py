@@ -42,7 +42,7 @@ import numpy as np
 from dphist import cli
 from dphist.errors import BudgetExceededError
 from dphist.store import BudgetStore
-from dphist.store.chain import ChargeRow, row_hash, text_hash
+from dphist.store.chain import Charge, charge_hash, joined, release_hash, text_hash
 
 CONTEXT = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
 
@@ -249,26 +249,21 @@ def build(path: Path, releases: int) -> None:
         store.create("big", epsilon=releases)
         db = store._db
         [(previous,)] = db.rows("SELECT genesis FROM dphist_budgets WHERE name = 'big'")
-        charges, records = [], []
+        charges, records, ledgers = [], [], []
         for seq in range(1, releases + 1):
-            row = ChargeRow(seq, "2026-01-01T00:00:00.000Z", "H", "pure", "1/1000", "1/1000",
-                            str(Fraction(seq, 1000)), "")  # fmt: skip
-            previous = row.expected(previous, "big")
-            charges.append(("big", seq, row.at, row.method, row.definition, row.amount,
-                            row.charged, row.spent, previous))  # fmt: skip
+            fields = Charge("2026-01-01T00:00:00.000Z", "H", "pure", "1/1000", "1/1000",
+                            str(Fraction(seq, 1000))).text()  # fmt: skip
+            previous = charge_hash(previous, "big", seq, fields)
+            charges.append(("big", seq, fields, previous))
             files = json.dumps([f"/data/releases/ages-{seq}.csv",
                                 f"/data/releases/ages-{seq}.csv.ledger.json"])  # fmt: skip
-            fields = ("H", files, f"{seq:064x}", text_hash(ledger))
-            records.append(("big", seq, *fields, row_hash(previous, *fields), ledger))
+            done = joined(("H", files, f"{seq:064x}", text_hash(ledger)))
+            records.append(("big", seq, done, release_hash(previous, done)))
+            ledgers.append(("big", seq, ledger))
         with db.transaction(write=True):
-            db.con.executemany(
-                "INSERT INTO dphist_charges VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", charges
-            )
-            db.con.executemany(
-                "INSERT INTO dphist_releases (budget, seq, method, files, digest, ledger_hash, "
-                "hash, ledger) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                records,
-            )
+            db.con.executemany("INSERT INTO dphist_charges VALUES (?, ?, ?, ?)", charges)
+            db.con.executemany("INSERT INTO dphist_releases VALUES (?, ?, ?, ?)", records)
+            db.con.executemany("INSERT INTO dphist_ledgers VALUES (?, ?, ?)", ledgers)
             db.run(
                 "UPDATE dphist_budgets SET charges = ?, head = ? WHERE name = 'big'",
                 (releases, previous),

@@ -1,31 +1,30 @@
-"""Targets of histograms over time: throughput and memory, continual counters' error,
-w-event mechanisms on shared and synthetic streams.
+"""Targets of histograms over time: throughput and memory (Python and Spark), continual
+counters' error.
 
-Run: python benchmarks/streams.py [--only throughput,counters,wevent] [--windows 100]
-     [--bins 1000000] [--records 1000000] [--runs 5]
+Run: python benchmarks/streams.py [--only throughput,spark,counters] [--windows 100]
+     [--bins 1000000] [--records 1000000] [--spark-windows 20]
 
 * **Throughput.** ``dh.stream`` over ``--windows`` windows of ``--bins`` bins, each
   holding ``--records`` timed records (chunks with a time column, counted by the
   stream), published with S2+H and with identity (event-level). Prints windows per
-  second after window 10 and the resident set at windows 10 and 100 (target: >= 2
-  windows/s on 2 cores, memory flat).
+  second after window 10 and the resident set at windows 10 and ``--windows``
+  (target: >= 2 windows/s over 100 windows on 2 cores, memory flat from window 10).
+* **Spark.** The ``foreachBatch`` function of ``dh.stream_frames`` in local mode
+  (``local[2]``), called as Spark calls it with one micro-batch per window of the same
+  sizes (records generated in Spark), identity: windows per second after window 3 and
+  the driver's and the JVM's resident sets at window 3 and the last.
 * **Counters.** The largest expected (root-mean-square) error of a running total over
   ``T``, the square-root factorization against the binary tree (Honaker's estimate),
   ``T = 2**8 .. 2**20``, under zCDP (rho = 1/2) and pure epsilon = 1: exact, from the
   closed forms the tests check against simulation.
-* **w-event.** Mean absolute error per count of uniform, sample, BD and BA at epsilon 1
-  (median of ``--runs`` seeded runs) for w = 10 and 40 on: search_logs (4,096 bins of
-  searchlogs_4096 as a one-count stream of 4,096 windows), nettrace (16 windows of
-  4,096 bins, the 65,536-value trace cut in time) and synthetic streams of the paper's
-  shapes (linear, sinusoidal, logistic; 1,000 windows, one count, values in the
-  thousands, Gaussian jitter).
+
+BD and BA against uniform and Sample: ``dphist reproduce streams`` (a report).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import time
 
 import numpy as np
@@ -34,8 +33,8 @@ import dphist as dh
 from dphist.streams import largest_error
 
 
-def _rss_mb() -> float:
-    with open(f"/proc/{os.getpid()}/statm") as f:
+def _rss_mb(pid: int | None = None) -> float:
+    with open(f"/proc/{pid or os.getpid()}/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
@@ -79,65 +78,56 @@ def counters() -> None:
         )
 
 
-def _synthetic(shape: str, t: int, rng: np.random.Generator) -> np.ndarray:
-    x = np.arange(t) / t
-    base = {
-        "linear": 1000 + 4000 * x,
-        "sinusoidal": 3000 + 2000 * np.sin(2 * np.pi * 4 * x),
-        "logistic": 1000 + 4000 / (1 + np.exp(-20 * (x - 0.5))),
-    }[shape]
-    return np.maximum(np.rint(base + rng.normal(0, 50, t)), 0).astype(np.int64)
+def spark(windows: int, bins: int, records: int) -> None:
+    print(f"\n# Spark local[2]: {windows} batches of {records:,} records, {bins:,} bins, identity")
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
 
-
-def _streams(rng: np.random.Generator) -> dict[str, list[np.ndarray]]:
-    out = {}
-    try:
-        logs = dh.datasets.load("searchlogs_4096")
-        out["search_logs"] = [logs[i : i + 1] for i in range(logs.size)]
-        trace = dh.datasets.load("nettrace")
-        out["nettrace"] = list(trace.reshape(16, -1))
-    except Exception as exc:  # the shared data are optional here
-        print(f"(shared data skipped: {exc})")
-    for shape in ("linear", "sinusoidal", "logistic"):
-        out[shape] = [c[None] for c in _synthetic(shape, 1000, rng)]
-    return out
-
-
-def wevent(runs: int) -> None:
-    print(f"\n# w-event: mean absolute error per count at epsilon 1 (median of {runs} runs)")
-    data = _streams(np.random.default_rng(7))
-    print(f"{'stream':12s} {'w':>3s} " + " ".join(f"{m:>10s}" for m in dh.streams.WEVENT))
-    for name, windows in data.items():
-        truth = np.array(windows, dtype=np.float64)
-        for w in (10, 40):
-            row = []
-            for mech in dh.streams.WEVENT:
-                errs = []
-                for seed in range(runs):
-                    run = dh.stream(windows, epsilon=1, mechanism=mech, w=w, rng=seed)
-                    est = np.array([r.estimate for r in run])
-                    errs.append(float(np.mean(np.abs(est - truth))))
-                row.append(statistics.median(errs))
-            best = dh.streams.WEVENT[int(np.argmin(row))]
-            print(f"{name:12s} {w:3d} " + " ".join(f"{v:10.2f}" for v in row) + f"   best: {best}")
+    session = (
+        SparkSession.builder.master("local[2]").appName("dphist-bench")
+        .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2").getOrCreate()
+    )  # fmt: skip
+    jvm = session.sparkContext._gateway.proc.pid
+    s = dh.stream_frames(
+        time="t", column="v", window=1, start=0, end=windows, domain=(0, bins, 1), epsilon=1,
+        rng=1, on_release=lambda release: None,  # releases are not kept
+    )  # fmt: skip
+    base = session.range(records).select(
+        F.rand(1).alias("r"), F.floor(F.rand(2) * bins).cast("double").alias("v")
+    )
+    stamps, rss = [], {}
+    for i in range(windows):
+        s(base.select((F.lit(float(i)) + F.col("r") * 0.999).alias("t"), "v"), i)
+        s.advance(i + 1)  # window i closes
+        stamps.append(time.perf_counter())
+        if i + 1 in (3, windows):
+            rss[i + 1] = (_rss_mb(), _rss_mb(jvm))
+    rate = (len(stamps) - 3) / (stamps[-1] - stamps[2])
+    print(
+        f"identity  {rate:6.3f} windows/s after window 3; resident set (driver, JVM) "
+        f"{rss[3][0]:,.0f} + {rss[3][1]:,.0f} MB at window 3, {rss[windows][0]:,.0f} + "
+        f"{rss[windows][1]:,.0f} MB at window {windows}"
+    )
+    session.stop()
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--only", default="throughput,counters,wevent")
+    p.add_argument("--only", default="throughput,spark,counters")
     p.add_argument("--windows", type=int, default=100)
     p.add_argument("--bins", type=int, default=1_000_000)
     p.add_argument("--records", type=int, default=1_000_000)
-    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--spark-windows", type=int, default=20)
     a = p.parse_args()
     parts = set(a.only.split(","))
     print("Machine shared with other work: timings are indicative; ratios come from one run.")
     if "counters" in parts:
         counters()
-    if "wevent" in parts:
-        wevent(a.runs)
     if "throughput" in parts:
         throughput(a.windows, a.bins, a.records)
+    if "spark" in parts:
+        spark(a.spark_windows, a.bins, a.records)
 
 
 if __name__ == "__main__":

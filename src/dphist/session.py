@@ -23,11 +23,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._kernel import (
     Accountant,
     Charge,
+    is_grid,
     noise_source,
     protect,
     protect_grid,
@@ -49,7 +50,9 @@ from .methods.selector import CANDIDATES, SMALL_DOMAIN, Model
 from .release import Release
 from .resources import check_bins
 from .store import session_budget, stored_cost
-from .twod import Release2D, checked_grid, is_grid, release_grid
+
+if TYPE_CHECKING:
+    from .twod import Release2D
 
 __all__ = ["Session", "publish", "zcdp_methods"]
 
@@ -160,7 +163,7 @@ class Session:
             return self._publish_auto(epsilon=amount, **params)
         info, pipeline = self._checked(method, params)
         check_bins(self.n, info.name)  # machine memory, a public fact: before any spend
-        budget = self._accountant.child(amount, label=info.name)
+        budget = self._accountant.part(amount, label=info.name)
         grant = self._charge(amount, info.name)
         return self._settle(grant, self._release(info, pipeline, params, amount, budget))
 
@@ -218,9 +221,11 @@ class Session:
     def _publish_grid(self, method: str, amount: Fraction, params: dict) -> Release2D:
         """A 2-D release (:func:`dphist.twod.release_grid`): checked, reserved and charged
         to a stored budget as a 1-D one, before the data is read."""
+        from .twod import checked_grid, release_grid  # 2-D methods load on first use
+
         definition = self._budget.definition
         resolved, pipeline = checked_grid(method, params, definition)
-        budget = self._accountant.child(amount, label=resolved.name)
+        budget = self._accountant.part(amount, label=resolved.name)
         grant = self._charge(amount, resolved.name)
         release = release_grid(
             self._data,

@@ -48,9 +48,10 @@ def test_amounts_are_exact_rationals_stored_as_text(location, sql):
         z = store.create("z", rho="0.3")
         z.charge(epsilon=0.1, method="identity")  # rho = 0.1**2 / 2 exactly
         z.charge(rho="1/7", method="H")
-    query = "SELECT definition, amount, charged, spent FROM dphist_charges ORDER BY seq"
-    rows = sql(location, query)
-    assert rows == [("pure", "1/10", "1/200", "1/200"), ("zcdp", "1/7", "1/7", "207/1400")]
+    rows = sql(location, "SELECT fields FROM dphist_charges ORDER BY seq")
+    # time, method, then the release's definition and amount, the charge, the total
+    fields = [tuple(text.split("\t")[2:]) for (text,) in rows]
+    assert fields == [("pure", "1/10", "1/200", "1/200"), ("zcdp", "1/7", "1/7", "207/1400")]
     assert sql(location, "SELECT cap FROM dphist_budgets") == [("3/10",)]
 
 
@@ -177,3 +178,17 @@ def test_stored_budgets_are_not_pickled(tmp_path):
             pickle.dumps(census)
         with pytest.raises(TypeError, match="each process"):
             pickle.dumps(store)
+
+
+def test_file_names_read_back_as_json_would():
+    """The fast reading of a release's file list agrees with a JSON parse on every name
+    that needs an escape and every one that does not."""
+    import json
+
+    from dphist.store.budget import file_names
+
+    names = ["/a/b.csv", 'quo"te', "comma, space", 'tricky", "x', "é.csv", "back\\slash",
+             "tab\there", "", "[x]"]  # fmt: skip
+    for chosen in [[], *([n] for n in names), names, names[:3]]:
+        text = json.dumps(chosen)
+        assert file_names(text) == tuple(chosen) == tuple(json.loads(text))

@@ -39,18 +39,29 @@ def _refused(location: str, name: str = "census") -> str:
     return message
 
 
+def _edit(table: str, old: str, new: str, where: str = "") -> str:
+    """SQL replacing ``old`` by ``new`` in the tab-separated fields of ``table``'s rows."""
+    return f"UPDATE {table} SET fields = replace(fields, '{old}', '{new}'){where}"
+
+
 EDITS = {
-    "amount lowered": "UPDATE dphist_charges SET amount = '1/10000' WHERE seq = 2",
-    "spent lowered": "UPDATE dphist_charges SET spent = '0' WHERE seq = 5",
+    "amount lowered": _edit(
+        "dphist_charges", "\t1/1000\t1/1000", "\t1/10000\t1/1000", " WHERE seq = 2"
+    ),
+    "spent lowered": _edit("dphist_charges", "\t1/200", "\t0", " WHERE seq = 5"),
     "cap raised": "UPDATE dphist_budgets SET cap = '100' WHERE name = 'census'",
     "definition changed": "UPDATE dphist_budgets SET definition = 'zcdp' WHERE name = 'census'",
     "last charge deleted": "DELETE FROM dphist_charges WHERE seq = 5",
     "middle charge deleted": "DELETE FROM dphist_charges WHERE seq = 3",
     "head moved back": "UPDATE dphist_budgets SET charges = 4 WHERE name = 'census'",
-    "release files edited": "UPDATE dphist_releases SET files = '[]'",
+    "release files edited": _edit("dphist_releases", "out.csv", "in.csv"),
     "release moved": "UPDATE dphist_releases SET seq = 2",
-    "ledger edited": "UPDATE dphist_releases SET ledger = '{}'",
-    "charge method edited": "UPDATE dphist_charges SET method = 'uniform' WHERE seq = 1",
+    "ledger edited": "UPDATE dphist_ledgers SET ledger = '{}'",
+    "ledger moved": "UPDATE dphist_ledgers SET seq = 2",
+    "ledger deleted": "DELETE FROM dphist_ledgers",
+    "charge method edited": _edit(
+        "dphist_charges", "\tidentity\t", "\tuniform\t", " WHERE seq = 1"
+    ),
 }
 
 
@@ -67,8 +78,8 @@ def test_a_forged_appended_charge_is_refused(location, sql):
     _filled(location)
     sql(
         location,
-        "INSERT INTO dphist_charges VALUES ('census', 6, 'x', 'identity', 'pure', '1/1000', "
-        "'1/1000', '3/500', 'f00d')",
+        "INSERT INTO dphist_charges VALUES ('census', 6, "
+        "'x\tidentity\tpure\t1/1000\t1/1000\t3/500', 'f00d')",
     )
     assert "charge 6" in _refused(location)
 
@@ -78,10 +89,10 @@ def test_an_edit_after_opening_is_caught_at_the_next_charge(location, sql):
     with BudgetStore(location, create=False) as store:
         census = store.budget("census")
         census.charge(epsilon=0.1, method="H")
-        sql(location, "UPDATE dphist_charges SET amount = '1/100' WHERE seq = 6")
+        sql(location, _edit("dphist_charges", "\t1/10\t", "\t1/100\t", " WHERE seq = 6"))
         with pytest.raises(StoreIntegrityError, match="charge 6"):
             census.charge(epsilon=0.1, method="H")
-        sql(location, "UPDATE dphist_charges SET amount = '1/10' WHERE seq = 6")
+        sql(location, _edit("dphist_charges", "\t1/100\t", "\t1/10\t", " WHERE seq = 6"))
         census.charge(epsilon=0.1, method="H")  # undone: the chain holds again
         sql(location, "DELETE FROM dphist_charges WHERE seq = 7")
         with pytest.raises(StoreIntegrityError, match="charge 7"):
@@ -154,3 +165,12 @@ def test_nothing_is_published_from_a_store_that_fails(tmp_path, sql, capsys):
     store_ok = tmp_path / "ok.sqlite"
     _filled(str(store_ok))
     assert cli.main(["budget", "check", "--store", str(store_ok)]) == 0
+
+
+def test_a_release_without_its_charge_is_refused(tmp_path, sql):
+    """A release moved past the last charge (SQLite lets a raw edit break the foreign
+    key; PostgreSQL refuses the edit itself)."""
+    path = str(tmp_path / "b.sqlite")
+    _filled(path)
+    sql(path, "UPDATE dphist_releases SET seq = 99")
+    assert "no charge 99" in _refused(path)

@@ -229,3 +229,65 @@ def test_a_clock_closes_windows_and_later_records_are_late(spark, tmp_path):
     _same(s.releases, python)
     (entry,) = budget.entries()
     assert entry.released and entry.amount == 1 and budget.spent == 1
+
+
+@pytest.mark.extended
+def test_a_query_restarted_from_its_checkpoint_resumes_the_stream(spark, tmp_path):
+    """A real query over three files (one batch each), killed while releasing window 1
+    in batch 1 and restarted from its checkpoint with the same state file: Spark runs
+    batch 1 again; the stream counts it once, releases windows 0 and 2..5 once each with
+    the exact counts of the records that arrived before each closed (epsilon so large the
+    noise is zero; window 0 closes before the last batch), and never releases
+    window 1, which its ledger closes at the most it could have spent."""
+    import csv
+
+    src, checkpoint, state = tmp_path / "in", tmp_path / "checkpoint", tmp_path / "s.npz"
+    src.mkdir()
+    chunks = _chunks(3)
+    for k, chunk in enumerate(chunks):
+        with open(src / f"part{k}.csv", "w", newline="") as fh:
+            out = csv.writer(fh)
+            out.writerow(["t", "v"])
+            for t, v in zip(chunk["t"], chunk["v"], strict=True):
+                out.writerow(["" if np.isnan(x) else repr(float(x)) for x in (t, v)])
+    now = {"t": -np.inf}
+    opts = dict(OPTIONS, epsilon=10**6, clock=lambda: now["t"], rng=0)
+
+    def query(fn):
+        frames = spark.readStream.schema("t double, v double").option("maxFilesPerTrigger", 1)
+        writer = frames.csv(str(src), header=True).writeStream.foreachBatch(fn)
+        return writer.option("checkpointLocation", str(checkpoint)).trigger(availableNow=True)
+
+    delivered = []
+
+    def crash(rel):
+        if rel.index == 1:
+            raise RuntimeError("the driver dies")
+        delivered.append(rel)
+
+    first = dh.stream_frames(**opts, state=state, on_release=crash)
+
+    def batch(stream):
+        def run(df, batch_id):
+            now["t"] = 20.0 if batch_id >= 1 else -np.inf  # batch 1 closes windows 0 and 1
+            stream(df, batch_id)
+
+        return run
+
+    with pytest.raises(Exception, match="driver dies"):
+        query(batch(first)).start().awaitTermination()
+    second = dh.stream_frames(**opts, state=state)
+    query(batch(second)).start().awaitTermination()
+    second.close()
+    from dphist.streams import Windowing
+
+    cut = Windowing(binning=dh.ingest.binning(domain=OPTIONS["domain"]),
+                    **{k: v for k, v in OPTIONS.items() if k != "domain"})  # fmt: skip
+    truth = [w.counts for w in cut.windows(chunks)]
+    truth[0] = next(iter(cut.windows(chunks[:2]))).counts  # closed before the last batch
+    released = delivered + second.releases
+    assert [r.index for r in released] == [0, 2, 3, 4, 5]
+    for r in released:
+        np.testing.assert_array_equal(r.estimate, truth[r.index])
+    assert [e.kind for e in second.ledger] == ["interrupted"] + ["published"] * 4
+    assert [e.index for e in first.ledger[:1] + second.ledger] == [0, 1, 2, 3, 4, 5]

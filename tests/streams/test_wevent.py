@@ -160,3 +160,45 @@ def test_bad_options_are_refused_before_anything_is_read():
             dh.stream(never(), epsilon=1, **kw)
     with pytest.raises(ValidationError):
         dh.stream(never(), rho=1, mechanism="bd", w=2)
+
+
+def _paper_budgets(mechanism, ledger, dis, epsilon, w):
+    """The paper's budget rules (Kellaris et al. 2014, Algorithms BD and BA) replayed
+    over the decisions a run made: for each window the publication budget it was offered
+    (``None`` where BA nullifies it) and what it spent on publication."""
+    u, offered, spent, last, last_budget = epsilon / (2 * w), [], [], -1, epsilon / (2 * w)
+    for e in ledger:
+        t = e.index
+        if mechanism == "bd":
+            offer = (epsilon / 2 - sum(spent[max(0, t - w + 1) : t])) / 2
+        else:
+            t_n = last_budget / u - 1  # windows the last publication nullifies
+            offer = None if t - last <= t_n else u * min(t - (last + t_n), w)
+        offered.append(offer)
+        published = e.kind == "published"
+        spent.append(offer if published else F(0))
+        if published:
+            last, last_budget = t, offer
+            assert dis[t] > expected_abs_error(offer)  # publish iff the change beats the error
+        elif offer is not None:
+            assert dis[t] <= expected_abs_error(offer)
+    return offered, spent
+
+
+@pytest.mark.parametrize("mechanism", ["bd", "ba"])
+def test_budgets_follow_the_papers_rules_on_random_streams(mechanism):
+    """Oracle: every window's test charge, publication budget and nullification equal
+    the paper's rules replayed over the run's own publish/repeat decisions."""
+    rng = np.random.default_rng(5)
+    for trial in range(8):
+        w, eps = int(rng.integers(1, 6)), F(int(rng.integers(2, 12)), int(rng.integers(1, 3)))
+        s, out = _run(_random_stream(rng, 30, 8), mechanism, w, epsilon=eps, rng=trial)
+        dis = [r.release.params.get("dissimilarity") for r in out]
+        offered, spent = _paper_budgets(mechanism, s.ledger, dis, eps, w)
+        for e, offer, pub in zip(s.ledger, offered, spent, strict=True):
+            test = [c.epsilon for c in e.charges if c.block == "dissimilarity"]
+            if offer is None:  # nullified: repeats, no test, no charge
+                assert e.kind == "repeated" and e.spent == 0
+            else:
+                assert test == [eps / (2 * w)]
+                assert e.spent == eps / (2 * w) + pub

@@ -16,7 +16,15 @@ from .budget import (
     resolve_shares,
     validate_epsilon,
 )
-from .data import MAX_TOTAL, ProtectedCounts, count_cap, protect, protect_grid, records_per_unit
+from .data import (
+    MAX_TOTAL,
+    ProtectedCounts,
+    count_cap,
+    is_grid,
+    protect,
+    protect_grid,
+    records_per_unit,
+)
 from .gaussian import gaussian_noise_variance
 from .grid import GridHaar, GridSums, RectangleSums, WorstRectangle
 from .grid_split import QuadSplit
@@ -64,6 +72,7 @@ __all__ = [
     "count_cap",
     "gaussian_noise_variance",
     "int_vector",
+    "is_grid",
     "noise_source",
     "noise_variance",
     "protect",

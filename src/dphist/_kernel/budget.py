@@ -7,8 +7,10 @@ epsilon are resolved once, before any data is read; the one ``REST`` share is
 computed by exact subtraction so the parts add up to epsilon exactly.
 
 Accountants nest: a session's accountant caps the whole session, a release's caps
-one publication, a block's slice caps one block. A charge is checked against every
-level and committed to all of them atomically, *before* the caller reads any data.
+one publication, a block's slice caps one block (a level whose cap is all of an
+untouched parent's is that parent: :meth:`Accountant.part`). A charge is checked
+against every level and committed to all of them atomically, *before* the caller
+reads any data.
 """
 
 from __future__ import annotations
@@ -240,86 +242,97 @@ class Accountant:
     ``charge`` checks the request against this accountant and every ancestor and
     commits it to all of them under one lock, so concurrent requests can never take
     any level above its cap. Charges are never rolled back: a mechanism that fails
-    after reading the data has still spent its budget.
+    after reading the data has still spent its budget. Each level keeps what it spent
+    as an exact pair of integers, so a charge adds and compares integers only.
     """
+
+    __slots__ = ("_cd", "_charges", "_cn", "_levels", "_lock", "_sd", "_sn", "cap", "label")
 
     def __init__(self, cap: Fraction, *, label: str = "session", parent: Accountant | None = None):
         if not isinstance(cap, Fraction) or cap.numerator < 0:
             raise ValidationError(f"budget cap must be a non-negative Fraction; got {cap!r}")
         self.cap = cap
         self.label = label
-        self._parent = parent
+        self._cn, self._cd = cap.numerator, cap.denominator
+        self._sn, self._sd = 0, 1  # spent = _sn / _sd, in lowest terms
+        # this level and its ancestors, nearest first (fixed: a parent never changes)
+        self._levels: tuple[Accountant, ...] = (self, *(parent._levels if parent else ()))
         self._lock: threading.RLock = parent._lock if parent is not None else threading.RLock()
-        self._spent = _ZERO
         self._charges: list[Charge] = []
 
     @property
     def spent(self) -> Fraction:
-        return self._spent
+        return Fraction(self._sn, self._sd) if self._sn else _ZERO
 
     @property
     def remaining(self) -> Fraction:
-        return self.cap - self._spent if self._spent else self.cap
+        return self.cap - self.spent if self._sn else self.cap
 
     @property
     def ledger(self) -> tuple[Charge, ...]:
         with self._lock:
             return tuple(self._charges)
 
-    def _chain(self) -> list[Accountant]:
-        node: Accountant | None = self
-        chain = []
-        while node is not None:
-            chain.append(node)
-            node = node._parent
-        return chain
+    def _short(self, mn: int, md: int) -> Accountant | None:
+        """The nearest level that cannot spend ``mn / md`` more, or None."""
+        for level in self._levels:
+            sd = level._sd
+            if (level._sn * md + mn * sd) * level._cd > level._cn * sd * md:  # spent + more > cap
+                return level
+        return None
 
     def child(self, cap: Fraction, *, label: str) -> Accountant:
         """A sub-budget of at most ``cap``; refused at once if ``cap`` exceeds what remains."""
         with self._lock:
-            for level in self._chain():
-                if _over(level._spent, cap, level.cap):
-                    raise BudgetExceededError(
-                        f"{label!r} asked for epsilon={exact_text(cap)} but {level.label!r} has "
-                        f"only epsilon={exact_text(level.remaining)} left "
-                        f"(short by {exact_text(cap - level.remaining)})",
-                        block=label,
-                        primitive="reserve",
-                        requested=cap,
-                        remaining=level.remaining,
-                    )
+            level = self._short(cap.numerator, cap.denominator)
+            if level is not None:
+                raise BudgetExceededError(
+                    f"{label!r} asked for epsilon={exact_text(cap)} but {level.label!r} has "
+                    f"only epsilon={exact_text(level.remaining)} left "
+                    f"(short by {exact_text(cap - level.remaining)})",
+                    block=label,
+                    primitive="reserve",
+                    requested=cap,
+                    remaining=level.remaining,
+                )
             return Accountant(cap, label=label, parent=self)
+
+    def part(self, cap: Fraction, *, label: str) -> Accountant:
+        """:meth:`child`, or this accountant itself when ``cap`` is all of it and nothing
+        is spent yet: a sub-ledger with its parent's cap and no sibling is its parent
+        (one level fewer to check and commit on every charge)."""
+        if not self._sn and cap == self.cap:
+            return self
+        return self.child(cap, label=label)
 
     def charge(self, charge: Charge) -> Charge:
         """Record ``charge`` at every level, or raise :class:`BudgetExceededError`."""
         eps = charge.epsilon
         if not isinstance(eps, Fraction) or eps.numerator <= 0:
             raise ValidationError(f"a charge needs a positive exact epsilon; got {eps!r}")
+        mn, md = eps.numerator, eps.denominator
         with self._lock:
-            chain = self._chain()
-            for level in chain:
-                if _over(level._spent, eps, level.cap):
-                    raise BudgetExceededError(
-                        f"block {charge.block!r} asked {charge.primitive} for "
-                        f"epsilon={exact_text(eps)} but {level.label!r} has only "
-                        f"epsilon={exact_text(level.remaining)} left "
-                        f"(short by {exact_text(level._spent + eps - level.cap)})",
-                        block=charge.block,
-                        primitive=charge.primitive,
-                        requested=eps,
-                        remaining=level.remaining,
-                    )
-            for level in chain:
-                level._spent = level._spent + eps if level._spent else eps
+            level = self._short(mn, md)
+            if level is not None:
+                raise BudgetExceededError(
+                    f"block {charge.block!r} asked {charge.primitive} for "
+                    f"epsilon={exact_text(eps)} but {level.label!r} has only "
+                    f"epsilon={exact_text(level.remaining)} left "
+                    f"(short by {exact_text(level.spent + eps - level.cap)})",
+                    block=charge.block,
+                    primitive=charge.primitive,
+                    requested=eps,
+                    remaining=level.remaining,
+                )
+            for level in self._levels:
+                if level._sn:
+                    n, d = level._sn * md + mn * level._sd, level._sd * md
+                    g = math.gcd(n, d)
+                    level._sn, level._sd = n // g, d // g
+                else:
+                    level._sn, level._sd = mn, md
                 level._charges.append(charge)
         return charge
-
-
-def _over(spent: Fraction, more: Fraction, cap: Fraction) -> bool:
-    """``spent + more > cap``, on the integers (no intermediate Fraction: this runs for
-    every level of every charge)."""
-    sd, md, cd = spent.denominator, more.denominator, cap.denominator
-    return (spent.numerator * md + more.numerator * sd) * cd > cap.numerator * sd * md
 
 
 def exact_text(q: Fraction) -> str:

@@ -27,6 +27,7 @@ __all__ = [
     "MAX_TOTAL",
     "ProtectedCounts",
     "count_cap",
+    "is_grid",
     "protect",
     "protect_grid",
     "records_per_unit",
@@ -82,6 +83,8 @@ def _refuse_labelled(counts: object) -> None:
 
 
 def _as_count_array(counts: object) -> np.ndarray:
+    if type(counts) is np.ndarray and counts.dtype.kind in "iuf":  # the common case
+        return counts
     if isinstance(counts, ProtectedCounts):
         raise InputTypeError("counts are already protected; pass the original array")
     _refuse_labelled(counts)
@@ -147,6 +150,17 @@ def _check_values(arr: np.ndarray) -> None:
             f"counts must be non-negative; {int(neg.sum())} entries are negative "
             f"(first at index {int(np.argmax(neg))})"
         )
+
+
+def is_grid(counts: object) -> bool:
+    """True when ``counts`` is a 2-D table of counts (an array of rank 2, a list of rows,
+    or a DataFrame, which the kernel refuses with a hint)."""
+    if type(counts).__name__ == "DataFrame":
+        return True
+    if isinstance(counts, np.ndarray):
+        return counts.ndim == 2
+    rows = isinstance(counts, list | tuple) and len(counts) > 0
+    return rows and isinstance(counts[0], list | tuple | np.ndarray)
 
 
 def protect_grid(counts: object, *, max_records: int = 1) -> ProtectedCounts:

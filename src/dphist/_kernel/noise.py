@@ -93,21 +93,24 @@ class SystemBits(BitSource):
         pass
 
     def words(self, n: int) -> np.ndarray:
+        if n <= _CHUNK:  # one read (the samplers ask for at most _CHUNK words at a time)
+            return np.frombuffer(_urandom(8 * n), dtype=np.uint64).copy()
         out = np.empty(n, dtype=np.uint64)
         dest = out.view(np.uint8)
-        done = 0
-        while done < n:
+        for done in range(0, n, _CHUNK):
             k = min(n - done, _CHUNK)
-            try:
-                raw = os.urandom(8 * k)
-            except (NotImplementedError, OSError) as exc:
-                raise PrivacyError(
-                    "the operating system's random source failed; refusing to release "
-                    "without secure noise"
-                ) from exc
-            dest[8 * done : 8 * (done + k)] = np.frombuffer(raw, dtype=np.uint8)
-            done += k
+            dest[8 * done : 8 * (done + k)] = np.frombuffer(_urandom(8 * k), dtype=np.uint8)
         return out
+
+
+def _urandom(size: int) -> bytes:
+    """``size`` bytes of the operating system's CSPRNG, or :class:`PrivacyError`."""
+    try:
+        return os.urandom(size)
+    except (NotImplementedError, OSError) as exc:
+        raise PrivacyError(
+            "the operating system's random source failed; refusing to release without secure noise"
+        ) from exc
 
 
 class GeneratorBits(BitSource):
@@ -120,38 +123,55 @@ class GeneratorBits(BitSource):
         self._bitgen = generator.bit_generator
         self._seed = None
         self._kind = type(self._bitgen)
-        self._pending = np.zeros(0, dtype=np.uint64)
+        self._children = 0
+        self._pending = _NO_WORDS
 
     @classmethod
-    def from_seed(cls, seed: np.random.SeedSequence, kind: type = np.random.PCG64) -> GeneratorBits:
-        """The words of ``Generator(kind(seed))``, its bit generator made on first use
-        (a seed only spawned from costs no generator)."""
+    def from_seed(
+        cls, seed: np.random.SeedSequence | tuple, kind: type = np.random.PCG64
+    ) -> GeneratorBits:
+        """The words of ``Generator(kind(seed))``, its bit generator made on first use (a
+        seed only spawned from costs no generator). ``seed`` is a SeedSequence or its
+        ``(entropy, spawn_key)``, made when first needed (the same sequence)."""
         obj = cls.__new__(cls)
         obj._bitgen, obj._seed, obj._kind = None, seed, kind
-        obj._pending = np.zeros(0, dtype=np.uint64)
+        obj._children = 0
+        obj._pending = _NO_WORDS
         return obj
 
     @property
     def bit_generator(self) -> np.random.BitGenerator:
         if self._bitgen is None:
-            self._bitgen = self._kind(self._seed)
+            seed = self._seed
+            if type(seed) is tuple:
+                seed = np.random.SeedSequence(seed[0], spawn_key=seed[1])
+            self._bitgen = self._kind(seed)
         return self._bitgen
 
     def spawn(self) -> GeneratorBits:
-        """An independent child stream: the words ``Generator.spawn`` would give."""
-        seed = self._seed if self._bitgen is None else self._bitgen.seed_seq
+        """An independent child stream: the words ``Generator.spawn`` would give (the
+        ``k``-th child of a seed sequence has its entropy and its spawn key plus ``k``)."""
+        seed = self._seed if self._seed is not None else self._bitgen.seed_seq
+        if type(seed) is tuple:
+            entropy, key = seed
+            child = (entropy, (*key, self._children))
+            self._children += 1
+            return GeneratorBits.from_seed(child, self._kind)
         return GeneratorBits.from_seed(seed.spawn(1)[0], self._kind)
 
     def words(self, n: int) -> np.ndarray:
+        if not self._pending.size:
+            return self.bit_generator.random_raw(n)
         kept, self._pending = self._pending[:n], self._pending[n:]
         fresh = self.bit_generator.random_raw(n - kept.size)
-        return fresh if kept.size == 0 else np.concatenate((kept, fresh))
+        return np.concatenate((kept, fresh))
 
     def unread(self, words: np.ndarray) -> None:
         """Seeded streams keep unused words, so outputs never depend on chunk sizes."""
-        self._pending = np.concatenate((words, self._pending))
+        self._pending = np.concatenate((words, self._pending)) if self._pending.size else words
 
 
+_NO_WORDS = np.zeros(0, dtype=np.uint64)
 _WORD64 = frozenset({"PCG64", "PCG64DXSM", "Philox", "SFC64"})  # random_raw gives 64 bits
 _TABLE_MIN = 512  # requests this large use the table sampler ...
 _EAGER_THRESHOLDS = 8_000  # ... built at once up to this size (tens of milliseconds) ...
@@ -395,7 +415,7 @@ def noise_source(rng: object) -> NoiseSource:
     if isinstance(rng, int | np.integer) and not isinstance(rng, bool | np.bool_):
         if int(rng) < 0:
             raise ValidationError(f"rng seed must be a non-negative integer; got {rng!r}")
-        return NoiseSource(GeneratorBits.from_seed(np.random.SeedSequence(int(rng))))
+        return NoiseSource(GeneratorBits.from_seed((int(rng), ())))
     raise InputTypeError(
         "rng must be None (secure noise), an int seed or a numpy.random.Generator "
         f"(seeded, not private); got {type(rng).__name__}"

@@ -85,6 +85,9 @@ class Query:
         return f"{type(self).__name__}(n={self.n}, size={self.size})"
 
 
+_ONE, _TWO = Fraction(1), Fraction(2)  # shared sensitivities (Fractions are immutable)
+
+
 def _prefix(x: np.ndarray) -> np.ndarray:
     """Exact int64 prefix sums with a leading 0: a range sum is two lookups."""
     out = np.zeros(len(x) + 1, dtype=np.int64)
@@ -113,11 +116,11 @@ class Identity(Query):
 
     @property
     def sensitivity(self) -> Fraction:
-        return Fraction(1)
+        return _ONE
 
     @property
     def sensitivity2(self) -> Fraction:
-        return Fraction(1)
+        return _ONE
 
     def apply(self, x: np.ndarray) -> np.ndarray:
         return np.array(x, dtype=np.int64, copy=True)
@@ -217,11 +220,11 @@ class TotalAndTop(Query):
 
     @property
     def sensitivity(self) -> Fraction:
-        return Fraction(2)
+        return _TWO
 
     @property
     def sensitivity2(self) -> Fraction:
-        return Fraction(2)
+        return _TWO
 
     def apply(self, x: np.ndarray) -> np.ndarray:
         return np.array(total_and_top_mass(x, self.k), dtype=np.int64)
@@ -260,11 +263,11 @@ class GroupSums(Query):
 
     @property
     def sensitivity(self) -> Fraction:
-        return Fraction(1)
+        return _ONE
 
     @property
     def sensitivity2(self) -> Fraction:
-        return Fraction(1)
+        return _ONE
 
     def apply(self, x: np.ndarray) -> np.ndarray:
         # integer sums, exact (sealed counts total at most 2**53, the count cap), with
@@ -302,16 +305,18 @@ class BlockSums(Query):
 
     @property
     def sensitivity(self) -> Fraction:
-        return Fraction(1)
+        return _ONE
 
     @property
     def sensitivity2(self) -> Fraction:
-        return Fraction(1)
+        return _ONE
 
     def apply(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=np.int64)
         if self.width == 1:
             return np.array(x, copy=True)
+        if self.width >= self.n:  # one block: the total
+            return np.array([x.sum()], dtype=np.int64)
         return np.add.reduceat(x, np.arange(0, self.n, self.width, dtype=np.int64))
 
 

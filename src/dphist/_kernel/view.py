@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, Protocol
 
 import numpy as np
@@ -62,6 +63,31 @@ class Measurement:
 
     def __post_init__(self) -> None:
         self.values.flags.writeable = False
+
+    def as_floats(self) -> np.ndarray:
+        """The answers as a read-only float64 array, which ``values`` becomes (the same
+        numbers: noisy counts are far below 2**53). An int64 array the measurement owns
+        is converted in place, a slice at a time, so a census-scale release makes no
+        second copy of its answers (each fresh array of 10**7 answers costs about as
+        much in page faults as drawing their noise)."""
+        v = self.values
+        if v.dtype == np.float64:
+            return v
+        if v.dtype == np.int64 and v.ndim == 1 and v.flags.owndata and v.flags.c_contiguous:
+            v.flags.writeable = True
+            out = v.view(np.float64)
+            for i in range(0, v.size, _SLICE):  # same addresses: read a slice, then write it
+                out[i : i + _SLICE] = v[i : i + _SLICE]
+        else:
+            out = v.astype(np.float64)
+        out.flags.writeable = False
+        object.__setattr__(self, "values", out)
+        return out
+
+
+#: Answers converted at a time by :meth:`Measurement.as_floats` (numpy buffers each
+#: overlapping slice once: 512 KB).
+_SLICE = 1 << 16
 
 
 class PrivateView:
@@ -147,7 +173,7 @@ class PrivateView:
         t, s = rational_scale(sensitivity, eps)
         # answer q gets scale sensitivity / (w_q * eps)
         plan = _weight_plan(query, lambda w: rational_scale(sensitivity, eps * w), (t, s))
-        scale = Fraction(t, s)
+        scale = _exact(t, s)
         self._budget.charge(
             Charge(
                 self.block,
@@ -315,6 +341,12 @@ class PrivateView:
         self._open = False
 
 
+@lru_cache(maxsize=256)
+def _exact(t: int, s: int) -> Fraction:
+    """``Fraction(t, s)``, remembered: releases use the same few scales."""
+    return Fraction(t, s)
+
+
 def _weight_plan(query: Query, params_of: Callable[[Fraction], tuple], unit: tuple) -> list:
     """``[(answers, noise parameters)]``: all answers at weight 1 (``unit``, the
     parameters ``params_of(1)``), or one part per distinct weight of a weighted query
@@ -364,7 +396,7 @@ def run_pipeline(
         if eps > 0:
             view = PrivateView(
                 data,
-                budget.child(eps, label=block.name),
+                budget.part(eps, label=block.name),
                 noise,
                 block.name,
                 definition=definition,

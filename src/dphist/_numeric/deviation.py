@@ -68,9 +68,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._jit import njit, on_load
+from .._jit import njit
 from ..errors import InputTypeError, ValidationError
 from .l1_dp import dp_rows_checked
+from .mean_split import above_all, dev_from_low, mean_split
 from .segment import starts_from_back
 
 __all__ = [
@@ -86,76 +87,7 @@ __all__ = [
 
 MAX_FULL_MATRIX_N = 4096
 _MAX_ABS_SUM = 2.0**61  # int64 window/tree sums and c*q products stay far from overflow
-_EXACT_NUM = 2.0**51  # integers below this are exact in float64, even doubled
 _BLOCK_ELEMENTS = 1 << 22  # default streamed block: about 32 MB of float64 per block
-
-
-# --------------------------------------------------------------------------------------
-# Mean split: integer input keeps the integer part of the mean exact.
-
-
-def _mean_split(total, length):  # pragma: no cover - only the jitted overload is used
-    raise NotImplementedError
-
-
-def _finish(c, s, q, r, length):  # pragma: no cover - only the jitted overload is used
-    raise NotImplementedError
-
-
-def _sentinel(vals):  # pragma: no cover - only the jitted overload is used
-    raise NotImplementedError
-
-
-def _register_overloads() -> None:
-    """The typed forms of the three helpers above (numba needed: run on load)."""
-    from numba import types
-    from numba.extending import overload
-
-    @overload(_sentinel)
-    def _ol_sentinel(vals):
-        """A value above every mean: pads the sorted distinct values."""
-        if isinstance(vals.dtype, types.Integer):
-            return lambda vals: np.iinfo(np.int64).max
-        return lambda vals: np.inf
-
-    @overload(_mean_split)
-    def _ol_mean_split(total, length):
-        if isinstance(total, types.Integer):
-
-            def impl(total, length):
-                q = total // length  # floor division, also for negative totals
-                return q, total - q * length
-
-            return impl
-
-        def impl(total, length):
-            return total / length, 0.0
-
-        return impl
-
-    @overload(_finish)
-    def _ol_finish(c, s, q, r, length):
-        """dev from the count c and sum s of the values <= mean = q + r/length."""
-        if isinstance(s, types.Integer):
-
-            def impl(c, s, q, r, length):
-                a = c * q - s  # exact: sum over the low values of (q - x_i) >= 0
-                fl = float(length)
-                if float(a) * fl + fl * fl < _EXACT_NUM:
-                    # length * dev / 2 = a * length + c * r (c * r < length**2) is an
-                    # integer below 2**51: one correctly rounded division.
-                    return 2.0 * (a * length + c * r) / length
-                return 2.0 * (a + (c * r) / length)
-
-            return impl
-
-        def impl(c, s, q, r, length):
-            return 2.0 * (c * q - s)
-
-        return impl
-
-
-on_load(_register_overloads)
 
 
 # --------------------------------------------------------------------------------------
@@ -179,7 +111,7 @@ def _compress(x):
         top *= 2
     vals = np.empty(2 * top, dtype=x.dtype)
     vals[:m] = distinct
-    vals[m:] = _sentinel(distinct)
+    vals[m:] = above_all(distinct)
     tree = np.zeros((2 * top, 2), dtype=x.dtype)
     return vals, ranks, m, top, tree
 
@@ -196,7 +128,7 @@ def _tree_add(tree, m, rank, dc, dv):
 @njit(cache=True, inline="always")
 def _tree_dev(tree, vals, top, total, length):
     """dev of the multiset in the tree (``length`` values summing to ``total``)."""
-    q, r = _mean_split(total, length)
+    q, r = mean_split(total, length)
     pos = 0
     c = tree[0, 0]  # row 0 is never written: typed zeros
     s = tree[0, 1]
@@ -208,7 +140,7 @@ def _tree_dev(tree, vals, top, total, length):
         s += tree[nxt, 1] * t
         pos = nxt if t else pos
         step >>= 1
-    d = _finish(c, s, q, r, length)
+    d = dev_from_low(c, s, q, r, length)
     return d if d > 0.0 else 0.0
 
 
@@ -362,9 +294,9 @@ def interval_dev(zeros, zeros_before, low_sums, vals, m, prefix, a, b):
         return 0.0
     length = b - a + 1
     total = prefix[b + 1] - prefix[a]
-    q, r = _mean_split(total, length)
+    q, r = mean_split(total, length)
     c, s = _wavelet_low(zeros, zeros_before, low_sums, vals, m, a, b + 1, q)
-    d = _finish(c, s, q, r, length)
+    d = dev_from_low(c, s, q, r, length)
     return d if d > 0.0 else 0.0
 
 

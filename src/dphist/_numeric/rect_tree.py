@@ -35,8 +35,8 @@ import itertools
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
+from .._jit import njit
 from ..errors import ValidationError
 
 __all__ = [

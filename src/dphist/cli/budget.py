@@ -20,6 +20,8 @@ import typer
 
 from ..errors import PrivacyError, StoreError, StoreIntegrityError, ValidationError
 from ..store import BudgetStore, Entry, Status, StoredBudget, checked_name
+from ..store.budget import entries, file_names
+from ..store.chain import SEP
 from .common import OptionalEpsilon, Rho, app, budget, exact
 
 __all__ = ["BudgetName", "BudgetStoreOption", "charge_first"]
@@ -155,41 +157,42 @@ def _columns(rows: list[list[str]]) -> list[str]:
     return [line.format(*r) for r in rows]
 
 
-def _entry_lines(entries: list[Entry], status: Status) -> list[str]:
-    """The header and one line per charge, in columns (one format per line: ``show``
-    prints 10**5 of them in a fraction of a second)."""
+def _entry_lines(charges: list[tuple], releases: list[tuple], status: Status) -> list[str]:
+    """The header and one line per charge, in columns, straight from the stored texts
+    (:meth:`StoredBudget.rows`; one split and one format per line: ``show`` prints
+    10**5 of them in a fraction of a second)."""
     definition = status.definition.definition
-    amounts: dict[tuple, str] = {}  # amounts repeat: format each once
-    last: tuple = (None, None, None)
-    text = ""
-    rows = []
-    for seq, at, method, release, amount, charged, released, by, files, digest in entries:
-        if amount is not last[1] or charged is not last[2] or release != last[0]:
-            key = (release, charged.numerator, charged.denominator, amount.numerator,
-                   amount.denominator)  # fmt: skip
-            text = amounts.get(key) or amounts.setdefault(
-                key, _amount(release, amount, charged, definition)
-            )
-            last = (release, amount, charged)
-        if not released:
-            rows.append((seq, at[:10], at[11:19], method, text, "-", UNRELEASED))
+    amounts: dict[str, str] = {}  # amounts repeat: format each once
+    out = []
+    later = iter(releases)  # in charge order, a subset of the charges
+    r = next(later, None)
+    for seq, fields, _ in charges:
+        at, method, kind, amount, charged, _ = fields.split(SEP)
+        key = f"{kind} {amount} {charged}"
+        text = amounts.get(key)
+        if text is None:
+            text = amounts[key] = _amount(kind, Fraction(amount), Fraction(charged), definition)
+        if r is None or r[0] != seq:
+            out.append((seq, at[:10], at[11:19], method, text, "-", UNRELEASED))
             continue
+        by, files, digest, _ = r[1].split(SEP)
+        r = next(later, None)
         if by and by != method:
             method = f"{method} -> {by}"
-        written = ", ".join(files) if files else "(none written)"
-        rows.append((seq, at[:10], at[11:19], method, text, digest[:16], written))
+        written = ", ".join(file_names(files)) or "(none written)"
+        out.append((seq, at[:10], at[11:19], method, text, digest[:16], written))
     header = ("#", "time (UTC)", "method", status.unit, "release", "files")
     widths = [
-        max(len(header[0]), len(str(entries[-1].seq)) if entries else 0),
+        max(len(header[0]), len(str(charges[-1][0])) if charges else 0),
         19,
-        max([len(header[2]), *(len(r[3]) for r in rows)]),
+        max([len(header[2]), *(len(r[3]) for r in out)]),
         max([len(status.unit), *map(len, amounts.values())]),
         16,
     ]
     head = "  ".join([*(h.ljust(w) for h, w in zip(header, widths, strict=False)), header[-1]])
     n, _, m, a, _ = widths
     line = f"{{:<{n}}}  {{}} {{}}  {{:<{m}}}  {{:<{a}}}  {{:<16}}  {{}}".format
-    return [head, *(line(*r) for r in rows)]
+    return [head, *(line(*r) for r in out)]
 
 
 def _entry_json(e: Entry) -> dict[str, Any]:
@@ -236,18 +239,19 @@ def _write(lines: list[str]) -> None:
 def show(name: Name, store: Store = None, as_json: Json = False) -> None:
     """A budget's cap, spent and remaining, and one line per release."""
     with BudgetStore(store, create=False) as opened:
-        stored = _named(opened, name, check=False)  # history() checks the chain
-        status, entries = stored.history()
+        stored = _named(opened, name, check=False)  # rows() checks the chain
+        status, charges, releases = stored.rows()
         if as_json:
             record = {**_status_json(status), "store": opened.location}
-            _write([json.dumps({**record, "entries": [_entry_json(e) for e in entries]})])
+            listed = [_entry_json(e) for e in entries(charges, releases)]
+            _write([json.dumps({**record, "entries": listed})])
             return
         lines = [f"Budget {name!r} in {opened.location}", _summary(status)]
-        missing = sum(not e.released for e in entries)
-        if entries:
+        missing = len(charges) - len(releases)
+        if charges:
             note = f"; {missing} without a release" if missing else ""
-            lines.append(f"{len(entries)} charge{'s' * (len(entries) != 1)}{note}:")
-            lines += _entry_lines(entries, status)
+            lines.append(f"{len(charges)} charge{'s' * (len(charges) != 1)}{note}:")
+            lines += _entry_lines(charges, releases, status)
         else:
             lines.append("No charge yet.")
         _write(lines)

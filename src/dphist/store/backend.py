@@ -35,6 +35,10 @@ __all__ = ["BUSY_SECONDS", "SCHEMA", "connect", "default_location", "is_url"]
 
 BUSY_SECONDS = 60.0  # how long a writer waits for another one before giving up
 
+# A row of dphist_charges keeps its fields as one tab-separated text (time, method, the
+# release's definition and amount, the charge, the total after it), a release's fields
+# likewise (method, files as JSON, the release's hash, its ledger's hash): the very text
+# each row's hash covers (chain.py). Ledgers, the bulk, sit apart from what `show` reads.
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS dphist_meta (
         key TEXT PRIMARY KEY,
@@ -50,23 +54,20 @@ SCHEMA = (
     """CREATE TABLE IF NOT EXISTS dphist_charges (
         budget TEXT NOT NULL REFERENCES dphist_budgets (name),
         seq INTEGER NOT NULL,
-        at TEXT NOT NULL,
-        method TEXT NOT NULL,
-        definition TEXT NOT NULL,
-        amount TEXT NOT NULL,
-        charged TEXT NOT NULL,
-        spent TEXT NOT NULL,
+        fields TEXT NOT NULL,
         hash TEXT NOT NULL,
         PRIMARY KEY (budget, seq))""",
     """CREATE TABLE IF NOT EXISTS dphist_releases (
         budget TEXT NOT NULL,
         seq INTEGER NOT NULL,
-        method TEXT NOT NULL,
-        files TEXT NOT NULL,
-        digest TEXT NOT NULL,
-        ledger TEXT NOT NULL,
-        ledger_hash TEXT NOT NULL,
+        fields TEXT NOT NULL,
         hash TEXT NOT NULL,
+        PRIMARY KEY (budget, seq),
+        FOREIGN KEY (budget, seq) REFERENCES dphist_charges (budget, seq))""",
+    """CREATE TABLE IF NOT EXISTS dphist_ledgers (
+        budget TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        ledger TEXT NOT NULL,
         PRIMARY KEY (budget, seq),
         FOREIGN KEY (budget, seq) REFERENCES dphist_charges (budget, seq))""",
 )

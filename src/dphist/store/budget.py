@@ -33,7 +33,7 @@ from .._kernel import validate_epsilon
 from .._kernel.budget import exact_text
 from ..definitions import PureDP, budget_of, zCDP
 from ..errors import BudgetExceededError, InputTypeError, ValidationError
-from .chain import cost
+from .chain import SEP, cost
 
 if TYPE_CHECKING:
     from .store import BudgetStore
@@ -43,6 +43,8 @@ __all__ = [
     "Grant",
     "Status",
     "StoredBudget",
+    "entries",
+    "file_names",
     "release_digest",
     "session_budget",
     "stored_cost",
@@ -52,8 +54,8 @@ __all__ = [
 def _label(method: object) -> str:
     if not isinstance(method, str) or not method.strip() or len(method) > 200:
         raise ValidationError(f"a charge needs the method's name (a short text); got {method!r}")
-    if any(ord(c) < 32 for c in method):
-        raise ValidationError("a method's name cannot hold control characters")
+    if any(ord(c) < 32 or 0xD800 <= ord(c) < 0xE000 for c in method):
+        raise ValidationError("a method's name cannot hold control characters or lone surrogates")
     return method.strip()
 
 
@@ -109,6 +111,34 @@ class Entry(NamedTuple):
     release_method: str | None
     files: tuple[str, ...]
     digest: str | None
+
+
+def entries(charges: Iterable[tuple], releases: Iterable[tuple]) -> list[Entry]:
+    """:class:`Entry` objects from :meth:`StoredBudget.rows`."""
+    number: dict[str, Fraction] = {}  # amounts repeat: read each once
+    make, out, none = Entry._make, [], (False, None, (), None)
+    later = iter(releases)  # in charge order, a subset of the charges
+    r = next(later, None)
+    for seq, fields, _ in charges:
+        at, method, definition, amount, charged, _ = fields.split(SEP)
+        a = number.get(amount) or number.setdefault(amount, Fraction(amount))
+        c = number.get(charged) or number.setdefault(charged, Fraction(charged))
+        if r is None or r[0] != seq:
+            out.append(make((seq, at, method, definition, a, c, *none)))
+            continue
+        by, files, digest, _ = r[1].split(SEP)
+        out.append(make((seq, at, method, definition, a, c, True, by, file_names(files), digest)))
+        r = next(later, None)
+    return out
+
+
+def file_names(text: str) -> tuple[str, ...]:
+    """A release's file names from their JSON list. Without a backslash no name holds an
+    escape (a quote or control character would need one), so the names are the text
+    between ``", "`` separators: the common case, ten times faster than a JSON parse."""
+    if "\\" in text:
+        return tuple(json.loads(text))
+    return () if text == "[]" else tuple(text[2:-2].split('", "'))
 
 
 def release_digest(release: Any) -> str:
@@ -216,6 +246,15 @@ class StoredBudget:
 
     def history(self) -> tuple[Status, list[Entry]]:
         """The budget's status and every charge, read together (chain checked)."""
+        status, charges, releases = self.rows()
+        return status, entries(charges, releases)
+
+    def rows(self) -> tuple[Status, list[tuple], list[tuple]]:
+        """The status, every charge and every release as stored, chain checked:
+        ``(seq, fields, hash)`` each, in order, the fields tab-separated texts (a
+        charge's: time, method, definition, amount, charged, total; a release's: method,
+        files as JSON, digest, ledger hash). For tools that print or export many charges;
+        :meth:`history` parses them into :class:`Entry` objects."""
         return self.store._history(self)
 
     def __repr__(self) -> str:

@@ -5,13 +5,15 @@ Charge ``k``'s hash binds the hash before it (the genesis for the first) and eve
 field of its row, including the total spent after it; a release's hash binds its
 charge's hash and the release's fields. The budget's own row keeps the number of
 charges and the last hash (the *head*). So a changed, removed, reordered or inserted
-charge, a raised cap, a cut tail and an edited release all fail :func:`verify_charges`
-or :func:`verify_releases`; so does a chain whose charges do not add up to its total
-or go above its cap.
+charge, a raised cap, a cut tail and an edited release all fail :func:`verify_chain`;
+so does a chain whose charges do not add up to its total or go above its cap.
 
-Fields are joined with the unit separator (U+001F), which no field may hold: names,
-method labels and times are checked when written, file lists and ledgers are JSON
-(which escapes control characters), the rest are digits and hex.
+Fields are joined with a tab, which no field may hold: names, method labels and times
+are checked when written (nor may they hold a lone surrogate, which neither database
+stores), file lists and ledgers are JSON (which escapes control characters), the rest
+are digits and hex. A row stores its fields as that one text, exactly what its hash
+covers: checking a row is one hash of what was read, and no field can be read back
+differently from how it was hashed.
 
 The chain finds corruption and hand edits; it is not a signature: whoever can write
 the store and recompute SHA-256 can forge it, so guard the store itself with file
@@ -34,20 +36,22 @@ from ..errors import PrivacyError, StoreIntegrityError
 
 __all__ = [
     "Broken",
-    "ChargeRow",
+    "Charge",
     "Tail",
+    "charge_hash",
     "cost",
     "exact",
     "failed",
     "genesis",
+    "joined",
+    "release_hash",
     "row_hash",
     "text_hash",
-    "verify_charges",
+    "verify_chain",
     "verify_ledgers",
-    "verify_releases",
 ]
 
-SEP = "\x1f"
+SEP = "\t"
 
 
 class Broken(Exception):
@@ -58,8 +62,8 @@ def row_hash(*fields: object) -> str:
     """SHA-256 of the fields joined by :data:`SEP` (which none of them may hold)."""
     text = SEP.join(map(str, fields))
     if text.count(SEP) != len(fields) - 1:
-        raise ValueError("a budget store field cannot hold the unit separator U+001F")
-    return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        raise ValueError("a budget store field cannot hold a tab")
+    return sha256(text.encode()).hexdigest()
 
 
 def genesis(store_id: str, name: str, definition: str, cap: str, created: str) -> str:
@@ -94,23 +98,41 @@ def exact(text: object, what: str) -> Fraction:
     return value
 
 
-class ChargeRow(NamedTuple):
-    """One row of ``dphist_charges``, as stored (the query's column order)."""
+class Charge(NamedTuple):
+    """One charge's fields; a row of ``dphist_charges`` stores them as one text,
+    :meth:`text`, exactly what its hash covers."""
 
-    seq: int
     at: str
     method: str
     definition: str
     amount: str
     charged: str
     spent: str
-    hash: str
 
-    def expected(self, previous: str, name: str) -> str:
-        return row_hash(
-            previous, name, self.seq, self.at, self.method, self.definition, self.amount,
-            self.charged, self.spent,
-        )  # fmt: skip
+    def text(self) -> str:
+        return joined(self)
+
+    @classmethod
+    def parse(cls, text: str) -> Charge:
+        return cls._make(text.split(SEP))
+
+
+def joined(fields: Sequence[str]) -> str:
+    """A row's fields as the one text it stores (none may hold :data:`SEP`)."""
+    text = SEP.join(fields)
+    if text.count(SEP) != len(fields) - 1:
+        raise ValueError("a budget store field cannot hold a tab")
+    return text
+
+
+def charge_hash(previous: str, name: str, seq: int, fields: str) -> str:
+    """Charge ``seq``'s hash: the hash before it, the budget, its number, its fields."""
+    return text_hash(f"{previous}{SEP}{name}{SEP}{seq}{SEP}{fields}")
+
+
+def release_hash(charge: str, fields: str) -> str:
+    """A release's hash: its charge's hash and its fields."""
+    return text_hash(f"{charge}{SEP}{fields}")
 
 
 @dataclass(frozen=True)
@@ -124,58 +146,74 @@ class Tail:
     previous: str = ""
 
 
-def verify_charges(
-    name: str, definition: str, cap: Fraction, rows: Sequence[tuple], start: Tail
+def verify_chain(
+    name: str,
+    definition: str,
+    cap: Fraction,
+    charges: Sequence[tuple],
+    releases: Sequence[tuple],
+    start: Tail,
 ) -> Tail:
-    """Follow the chain from ``start`` through ``rows`` (:class:`ChargeRow` fields, in
-    order; when ``start`` is a charge, ``rows`` begin with it again and it must be
-    unchanged); the new tail, or :class:`Broken` naming the first charge that fails.
+    """Follow the chain from ``start`` through ``charges`` and check ``releases``, both
+    ``(seq, fields, hash)`` in order (when ``start`` is a charge, ``charges`` begin with
+    it again and it must be unchanged; ``releases`` belong to the charges given). The
+    new tail, or :class:`Broken` naming the first row that fails.
 
-    Every hash is recomputed; the charges must cost what their amounts say and add up
-    to the last one's total, within the cap. (Each row's total is bound by its hash;
-    only the last is added up, which is what the cap depends on.)
+    Every hash is recomputed over the stored text itself (nothing is re-serialized);
+    the charges must cost what their amounts say and add up to the last one's total,
+    within the cap. (Each row's total is bound by its hash; only the last is added up,
+    which is what the cap depends on.)
     """
     seq, previous, before = start.seq, start.hash, start.previous
+    new = charges
     if seq > 0:
-        if not rows or rows[0][0] != seq:
+        if not charges or charges[0][0] != seq:
             raise Broken(f"charge {seq} of budget {name!r} is missing")
-        first = ChargeRow._make(rows[0])
-        if first.hash != previous or first.expected(before, name) != previous:
+        _, fields, stored = charges[0]
+        if stored != previous or charge_hash(before, name, seq, fields) != previous:
             raise Broken(f"charge {seq} of budget {name!r} does not match its hash (edited)")
-        if first.spent != str(start.spent):
+        if Charge.parse(fields).spent != str(start.spent):
             raise Broken(f"charge {seq} of budget {name!r} does not add up")
-        rows = rows[1:]
-    tail = start
-    if rows:
-        k, mid = seq, f"{SEP}{name}{SEP}"
-        for at_seq, at, method, release, amount, charged, spent, stored in rows:
-            k += 1
-            text = (
-                f"{previous}{mid}{at_seq}{SEP}{at}{SEP}{method}{SEP}{release}"
-                f"{SEP}{amount}{SEP}{charged}{SEP}{spent}"
+        new = charges[1:]
+    k, mid = seq, f"{SEP}{name}{SEP}"
+    for at_seq, fields, stored in new:
+        k += 1
+        if at_seq != k:
+            raise Broken(f"charge {k} of budget {name!r} is missing")
+        if sha256(f"{previous}{mid}{k}{SEP}{fields}".encode()).hexdigest() != stored or (
+            fields.count(SEP) != 5
+        ):
+            raise Broken(f"charge {k} of budget {name!r} does not match its hash (edited)")
+        before, previous = previous, stored
+    first = charges[0][0] if charges else 1
+    for at_seq, fields, stored in releases:
+        i = at_seq - first
+        if not 0 <= i < len(charges):
+            raise Broken(f"a release of budget {name!r} has no charge {at_seq}")
+        if sha256(f"{charges[i][2]}{SEP}{fields}".encode()).hexdigest() != stored or (
+            fields.count(SEP) != 3
+        ):
+            raise Broken(
+                f"the release of charge {at_seq} of budget {name!r} does not match its hash"
             )
-            if at_seq != k:
-                raise Broken(f"charge {k} of budget {name!r} is missing")
-            if sha256(text.encode("utf-8", "surrogatepass")).hexdigest() != stored or (
-                text.count(SEP) != 8
-            ):
-                raise Broken(f"charge {k} of budget {name!r} does not match its hash (edited)")
-            before, previous = previous, stored
-        spent = start.spent + _total(name, definition, rows)
-        last = ChargeRow._make(rows[-1])
-        if last.spent != str(spent):
+    tail = start
+    if new:
+        spent = start.spent + _total(name, definition, [c[1] for c in new])
+        if Charge.parse(new[-1][1]).spent != str(spent):
             raise Broken(f"the charges of budget {name!r} do not add up to its total")
-        tail = Tail(last.seq, previous, spent, before)
+        tail = Tail(k, previous, spent, before)
     if tail.spent > cap:
         raise Broken(f"budget {name!r} is charged above its cap")
     return tail
 
 
-def _total(name: str, definition: str, rows: Iterable[tuple]) -> Fraction:
+def _total(name: str, definition: str, fields: Iterable[str]) -> Fraction:
     """The sum of the charges, each checked to cost what its amount says."""
     total = Fraction(0)
-    kinds = Counter((r[3], r[4], r[5]) for r in rows)  # definition, amount, charged
-    for (release, amount_text, charged), count in kinds.items():
+    # what a charge costs sits between its method and its total: count each kind once
+    kinds = Counter(text.split(SEP, 2)[2].rsplit(SEP, 1)[0] for text in fields)
+    for kind, count in kinds.items():
+        release, amount_text, charged = kind.split(SEP)
         where = f"a charge of budget {name!r} ({release} {amount_text})"
         amount = exact(amount_text, where)
         if release not in ("pure", "zcdp") or amount <= 0:
@@ -190,28 +228,19 @@ def _total(name: str, definition: str, rows: Iterable[tuple]) -> Fraction:
     return total
 
 
-def verify_releases(name: str, hashes: dict[int, str], releases: Iterable[tuple]) -> None:
-    """Each release row (seq, fields..., hash) must follow an existing charge
-    (``hashes``: seq to charge hash) and match its hash."""
-    for seq, method, files, digest, ledger_hash, stored in releases:
-        charge_hash = hashes.get(seq)
-        if charge_hash is None:
-            raise Broken(f"a release of budget {name!r} has no charge {seq}")
-        text = f"{charge_hash}{SEP}{method}{SEP}{files}{SEP}{digest}{SEP}{ledger_hash}"
-        if sha256(text.encode("utf-8", "surrogatepass")).hexdigest() != stored or (
-            text.count(SEP) != 4
-        ):
-            raise Broken(f"the release of charge {seq} of budget {name!r} does not match its hash")
-
-
 def text_hash(text: str) -> str:
-    return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return sha256(text.encode()).hexdigest()
 
 
 def verify_ledgers(name: str, ledgers: Iterable[tuple]) -> None:
-    """Each stored ledger (seq, text, hash) must match the hash its release binds."""
-    for seq, text, stored in ledgers:
-        if text_hash(text) != stored:
+    """Each release's stored ledger must match the hash its release binds (its last
+    field); rows are ``(seq, ledger text or None, release fields or None)``."""
+    for seq, text, release in ledgers:
+        if text is None:
+            raise Broken(f"the ledger of charge {seq} of budget {name!r} is missing")
+        if release is None:
+            raise Broken(f"a ledger of budget {name!r} has no release {seq}")
+        if text_hash(text) != release.rsplit(SEP, 1)[-1]:
             raise Broken(f"the ledger of charge {seq} of budget {name!r} does not match its hash")
 
 

@@ -19,19 +19,20 @@ from .._kernel.budget import exact_text
 from ..definitions import budget_of, zCDP
 from ..errors import BudgetExceededError, PrivacyError, StoreError, ValidationError
 from .backend import SCHEMA, connect
-from .budget import Entry, Grant, Status, StoredBudget, release_digest
+from .budget import Grant, Status, StoredBudget, release_digest
 from .chain import (
     Broken,
-    ChargeRow,
+    Charge,
     Tail,
+    charge_hash,
     exact,
     failed,
     genesis,
-    row_hash,
+    joined,
+    release_hash,
     text_hash,
-    verify_charges,
+    verify_chain,
     verify_ledgers,
-    verify_releases,
 )
 
 __all__ = ["BudgetStore", "checked_name"]
@@ -39,10 +40,8 @@ __all__ = ["BudgetStore", "checked_name"]
 FORMAT = "dphist-budget-store/1"
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _BUDGET = "SELECT definition, cap, created, genesis, charges, head FROM dphist_budgets"
-_CHARGES = (
-    "SELECT seq, at, method, definition, amount, charged, spent, hash FROM dphist_charges "
-    "WHERE budget = ?"
-)
+_CHARGES = "SELECT seq, fields, hash FROM dphist_charges WHERE budget = ?"
+_RELEASES = "SELECT seq, fields, hash FROM dphist_releases WHERE budget = ?"
 
 
 def _now() -> str:
@@ -219,18 +218,20 @@ class BudgetStore:
     # ------------------------------------------------------------------ chain
 
     def _chain(self, name: str) -> tuple[list[tuple], list[tuple]]:
-        """All the charges (:class:`ChargeRow` fields) and releases of one budget."""
+        """Every charge and every release of one budget, ``(seq, fields, hash)`` each, in
+        order (what :func:`.chain.verify_chain` checks)."""
         charges = self._db.rows(f"{_CHARGES} ORDER BY seq", (name,))
-        releases = self._db.rows(
-            "SELECT seq, method, files, digest, ledger_hash, hash FROM dphist_releases "
-            "WHERE budget = ? ORDER BY seq",
-            (name,),
-        )
-        return charges, releases
+        return charges, self._db.rows(f"{_RELEASES} ORDER BY seq", (name,))
 
     def _ledgers(self, name: str) -> list[tuple]:
+        """Each release with its stored ledger, and any ledger without a release:
+        ``(seq, ledger or None, release fields or None)``."""
         return self._db.rows(
-            "SELECT seq, ledger, ledger_hash FROM dphist_releases WHERE budget = ?", (name,)
+            "SELECT r.seq, l.ledger, r.fields FROM dphist_releases r LEFT JOIN dphist_ledgers l "
+            "ON l.budget = r.budget AND l.seq = r.seq WHERE r.budget = ? UNION ALL "
+            "SELECT l.seq, l.ledger, NULL FROM dphist_ledgers l WHERE l.budget = ? AND NOT "
+            "EXISTS (SELECT 1 FROM dphist_releases r WHERE r.budget = l.budget AND r.seq = l.seq)",
+            (name, name),
         )
 
     def _verify(
@@ -249,9 +250,8 @@ class BudgetStore:
             if first != genesis(self._id, name, definition, cap, created):
                 raise Broken(f"budget {name!r} does not match its hash (its cap was edited)")
             start = Tail(0, first, Fraction(0))
-            tail = verify_charges(name, definition, exact(cap, "a cap"), charges, start)
+            tail = verify_chain(name, definition, exact(cap, "a cap"), charges, releases, start)
             _check_head(name, tail, count, head)
-            verify_releases(name, {c[0]: c[7] for c in charges}, releases)
             verify_ledgers(name, ledgers)
         except Broken as problem:
             raise failed(self.location, problem) from None
@@ -264,8 +264,10 @@ class BudgetStore:
             count, head = row[4], row[5]
             last = self._db.rows(f"{_CHARGES} AND seq = ?", (stored.name, count))
             try:
-                spent = Fraction(0) if count == 0 else exact(last[0][6], "the last charge")
-                if (last[0][7] if last else row[3]) != head:
+                spent = (
+                    Fraction(0) if count == 0 else exact(Charge.parse(last[0][1]).spent, "a total")
+                )
+                if (last[0][2] if last else row[3]) != head:
                     raise Broken(f"budget {stored.name!r} lost its last charge")
             except (Broken, IndexError):
                 raise failed(self.location, f"budget {stored.name!r} lost charges") from None
@@ -289,7 +291,7 @@ class BudgetStore:
             start = self._tails.get(name) or Tail(0, row[3], Fraction(0))
             newer = self._db.rows(f"{_CHARGES} AND seq >= ? ORDER BY seq", (name, start.seq))
             try:
-                tail = verify_charges(name, row[0], stored.cap, newer, start)
+                tail = verify_chain(name, row[0], stored.cap, newer, (), start)
                 _check_head(name, tail, row[4], row[5])
             except Broken as problem:
                 raise failed(self.location, problem) from None
@@ -305,23 +307,19 @@ class BudgetStore:
                     requested=due,
                     remaining=left,
                 )
-            spent = tail.spent + due
-            charge = ChargeRow(
-                tail.seq + 1, _now(), method, definition, str(amount), str(due), str(spent), ""
-            )
-            charge_hash = charge.expected(tail.hash, name)
+            seq, spent = tail.seq + 1, tail.spent + due
+            fields = Charge(_now(), method, definition, str(amount), str(due), str(spent)).text()
+            digest = charge_hash(tail.hash, name, seq, fields)
             self._db.run(
-                "INSERT INTO dphist_charges (budget, seq, at, method, definition, amount, "
-                "charged, spent, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (name, charge.seq, charge.at, method, definition, charge.amount,
-                 charge.charged, charge.spent, charge_hash),
-            )  # fmt: skip
+                "INSERT INTO dphist_charges (budget, seq, fields, hash) VALUES (?, ?, ?, ?)",
+                (name, seq, fields, digest),
+            )
             self._db.run(
                 "UPDATE dphist_budgets SET charges = ?, head = ? WHERE name = ?",
-                (charge.seq, charge_hash, name),
+                (seq, digest, name),
             )
-        self._tails[name] = Tail(charge.seq, charge_hash, spent, tail.hash)
-        return Grant(stored, charge.seq, definition, amount, due, spent, charge_hash)
+        self._tails[name] = Tail(seq, digest, spent, tail.hash)
+        return Grant(stored, seq, definition, amount, due, spent, digest)
 
     def _record(self, grant: Grant, release: Any, files: list[str]) -> None:
         definition = getattr(release, "definition", "pure")
@@ -339,40 +337,30 @@ class BudgetStore:
             "charges": [c.to_dict() for c in release.ledger],
         }
         text = json.dumps(ledger, separators=(",", ":"))
-        fields = (method, json.dumps(files), release_digest(release), text_hash(text))
+        fields = joined((method, json.dumps(files), release_digest(release), text_hash(text)))
+        key = (grant.budget.name, grant.seq)
         try:
             with self._db.transaction(write=True):
                 self._db.run(
-                    "INSERT INTO dphist_releases (budget, seq, method, files, digest, "
-                    "ledger_hash, hash, ledger) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (grant.budget.name, grant.seq, *fields, row_hash(grant.hash, *fields), text),
+                    "INSERT INTO dphist_releases (budget, seq, fields, hash) VALUES (?, ?, ?, ?)",
+                    (*key, fields, release_hash(grant.hash, fields)),
+                )
+                self._db.run(
+                    "INSERT INTO dphist_ledgers (budget, seq, ledger) VALUES (?, ?, ?)",
+                    (*key, text),
                 )
         except self._db.duplicate:
             raise StoreError(
                 f"charge {grant.seq} of budget {grant.budget.name!r} already has its release"
             ) from None
 
-    def _history(self, stored: StoredBudget) -> tuple[Status, list[Entry]]:
+    def _history(self, stored: StoredBudget) -> tuple[Status, list[tuple], list[tuple]]:
         with self._db.transaction(write=False):
             row = self._current(stored)
             charges, releases = self._chain(stored.name)
             tail = self._verify(stored, row, charges, releases)
-        # every file list in one JSON document: one parse for them all
-        files = iter(json.loads(f"[{','.join(r[2] for r in releases)}]"))
-        texts = {r[4] for r in charges} | {r[5] for r in charges}
-        number = {text: Fraction(text) for text in texts}  # amounts repeat: read each once
-        make, out, later = Entry._make, [], iter(releases)  # both in charge order
-        r = next(later, None)
-        for seq, at, method, definition, amount, charged, _, _ in charges:
-            a, c = number[amount], number[charged]
-            if r is None or r[0] != seq:
-                out.append(make((seq, at, method, definition, a, c, False, None, (), None)))
-                continue
-            written = tuple(next(files))
-            out.append(make((seq, at, method, definition, a, c, True, r[1], written, r[3])))
-            r = next(later, None)
         status = Status(stored.name, stored.definition, tail.spent, tail.seq, stored.created)
-        return status, out
+        return status, charges, releases
 
     # ------------------------------------------------------------------ lifetime
 

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Callable, Iterable
 from typing import Any
+
+import numpy as np
 
 from .. import ingest
 from .._kernel import noise_source
 from ..errors import ValidationError
 from ..store import stored_cost
+from .resume import StateFile
 from .run import Stream, amount_of, counts_windows, engine
 from .spark import FrameStream
 from .windows import Windowing
@@ -73,7 +78,7 @@ def stream(
 
 def stream_frames(
     *, time: str, settle: bool = True, on_release: Callable[[Any], Any] | None = None,
-    **options: Any,
+    state: str | os.PathLike[str] | None = None, **options: Any,
 ) -> FrameStream:  # fmt: skip
     """A Spark Structured Streaming ``foreachBatch`` function that publishes windows as
     :func:`stream` does from records (docs/streams.md, "Spark").
@@ -84,7 +89,10 @@ def stream_frames(
     per-window counts reach the driver; windows close by the public watermark
     (:meth:`FrameStream.advance`, ``clock``, ``end`` at :meth:`FrameStream.close`).
     ``on_release`` receives each :class:`WindowRelease`; without it they collect in
-    ``releases``. Every option is checked here, before any batch is read.
+    ``releases``. ``state``: an ``.npz`` file where the stream keeps what a restarted
+    query needs to resume it (:mod:`~dphist.streams.resume`; window mechanisms without a
+    privacy unit); it holds raw counts of open windows. Every option is checked here,
+    before any batch is read.
 
     >>> import dphist as dh
     >>> s = dh.stream_frames(time="t", column="v", window=60, start=0, end=180,
@@ -95,7 +103,33 @@ def stream_frames(
     """
     run, cut = _parts(time=time, **options)
     assert cut is not None
-    return FrameStream(cut, Stream(iter(()), run, settle), on_release)
+    saved = None if state is None else StateFile(state, _fingerprint(run, cut))
+    return FrameStream(cut, Stream(iter(()), run, settle), on_release, saved)
+
+
+def _fingerprint(run: Any, cut: Windowing) -> dict[str, Any]:
+    """The public settings a resumed stream must share with the one that saved it."""
+    if not hasattr(run, "schedule"):
+        raise ValidationError(
+            "state= resumes window mechanisms; a counter's noise spans its whole horizon "
+            "and is not kept on disk"
+        )
+    if cut.unit is not None:
+        raise ValidationError(
+            "state= cannot resume a stream with a privacy unit: the records of its open "
+            "windows stay in Spark, which does not keep them across a restart"
+        )
+    b = cut.binning
+    bins = getattr(b, "edges", None)
+    bins = getattr(b, "categories", None) if bins is None else bins
+    digest = hashlib.sha256(repr(np.asarray(bins).tolist()).encode()).hexdigest()
+    sched = run.schedule
+    return {
+        "mechanism": sched.name, "w": run.ledger.w, "amount": str(run.amount),
+        "definition": run.definition, "method": sched.info.name, "params": repr(sched.params),
+        "bins": b.n, "bins_sha256": digest, "time": cut.time, "column": cut.column,
+        "start": cut.start, "window": cut.length, "end": cut.end, "outside": cut.policy,
+    }  # fmt: skip
 
 
 def _parts(

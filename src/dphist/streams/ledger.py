@@ -97,6 +97,28 @@ class SlidingLedger:
         """The kernel accountant of the next window, capped by :meth:`available`."""
         return Accountant(self.available(), label=f"window {self._next}")
 
+    def state(self) -> dict[str, Any]:
+        """JSON-safe: the next window and the charges of the ``w - 1`` before it."""
+        return {"next": self._next, "recent": [str(x) for x in self._recent]}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self._next = int(state["next"])
+        self._recent.clear()
+        self._recent.extend(Fraction(x) for x in state["recent"])
+
+    def close_unknown(self, bound: Fraction, **fields: Any) -> WindowEntry:
+        """Record the next window at ``bound``, the most it can have charged (a window
+        interrupted mid-release: what it spent is not known)."""
+        bound = min(Fraction(bound), self.available())
+        entry = WindowEntry(
+            self._next, charges=(), spent=bound, span=bound + sum(self._recent, Fraction(0)),
+            cap=self.cap, w=self.w, unit=self.unit, **fields,
+        )  # fmt: skip
+        if self.w > 1:
+            self._recent.append(bound)
+        self._next += 1
+        return entry
+
     def close(self, account: Accountant, **fields: Any) -> WindowEntry:
         """Record the next window's charges (all of ``account``'s ledger) and return its line."""
         charges = account.ledger

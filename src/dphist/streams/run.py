@@ -209,6 +209,23 @@ class _WindowEngine(_Engine):
         parts = [(g, self._part(label, account, release)) for g, label, _ in grants if g]
         return WindowRelease(entry, release, parts)
 
+    def state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """What resuming needs: the sliding ledger and the schedule's state."""
+        fields, arrays = self.schedule.state()
+        return {"ledger": self.ledger.state(), "schedule": fields}, arrays
+
+    def restore(self, fields: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+        self.ledger.restore(fields["ledger"])
+        self.schedule.restore(fields["schedule"], arrays)
+
+    def interrupted(self, i: int, start: float | None, end: float | None) -> WindowEntry:
+        """Close window ``i``, cut off mid-release, at the most it can have charged."""
+        entry = self.ledger.close_unknown(
+            self.schedule.most(i), start=start, end=end, kind="interrupted"
+        )
+        self.schedule.assume(i)
+        return entry
+
     def _part(self, label: str, account: Accountant, release: Release) -> _Part:
         mine = tuple(c for c in account.ledger if (c.block == "dissimilarity") == (label == "test"))
         return _Part(label, self.definition, release.private, mine, release.estimate)
@@ -224,7 +241,8 @@ class _WindowEngine(_Engine):
             return Release(
                 estimate=out.estimate, method=self.schedule.info.name, epsilon=entry.spent,
                 noise_variance=out.variance, groups=out.groups, uncertainty=out.uncertainty,
-                params={**self.schedule.info.defaults, **self.schedule.params, **params},
+                params={**self.schedule.info.defaults, **self.schedule.params, **params,
+                        "dissimilarity": result.dissimilarity},
                 **common,
             )  # fmt: skip
         before = np.zeros(entry_n(window)) if self.schedule.last is None else self.schedule.last

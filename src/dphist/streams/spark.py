@@ -18,7 +18,10 @@ being counted are late. A closed window is released by the stream machinery of
 :func:`dh.stream <dphist.streams.stream>`: the same engines, ledger and budget store.
 
 Spark calls ``foreachBatch`` at least once per batch: a batch id already counted is
-skipped (so a :class:`FrameStream` serves one query, restarts of it included). Spark
+skipped (so a :class:`FrameStream` serves one query). A query restarted in a new
+process resumes where it stopped when given the same ``state`` file
+(:mod:`~dphist.streams.resume`): batches run again are counted once, no window is
+released or charged twice. Spark
 runs no batch while no records arrive, so a live stream should call
 :meth:`FrameStream.follow` (or :meth:`~FrameStream.advance` on a timer) to close
 windows on time whether records arrive or not.
@@ -43,6 +46,7 @@ from ..ingest.spark import (
     window_unit_counts,
     window_units,
 )
+from .resume import StateFile
 from .run import Stream, WindowRelease
 from .windows import Window, Windowing, parse_time
 
@@ -60,8 +64,9 @@ class FrameStream:
     """
 
     def __init__(
-        self, cut: Windowing, stream: Stream, on_release: Callable[[Any], Any] | None = None
-    ):
+        self, cut: Windowing, stream: Stream, on_release: Callable[[Any], Any] | None = None,
+        state: StateFile | None = None,
+    ):  # fmt: skip
         if on_release is not None and not callable(on_release):
             raise ValidationError("on_release must be a function taking a WindowRelease")
         self._cut, self._stream, self._on_release = cut, stream, on_release
@@ -72,7 +77,11 @@ class FrameStream:
         self._counts: dict[int, np.ndarray] = {}
         self._pieces: list[Any] = []
         self._closed = False
+        self._state = state
+        self._kept = self._counts  # the open windows' counts before the current batch
         cut.reset()
+        if state is not None:
+            self._resume(state)
 
     @property
     def ledger(self) -> list:
@@ -105,9 +114,13 @@ class FrameStream:
         else:
             counted = window_units(frame, self._unit_type(df)).localCheckpoint(eager=True)
         with self._lock:
-            self._batch = int(batch_id)
+            if self._state is not None:
+                self._kept = {i: c.copy() for i, c in self._counts.items()}
             self._merge(counted)
             self._close_to(self._clocked(self._mark))
+            self._batch = int(batch_id)
+            self._kept = self._counts
+            self._save()
 
     def advance(self, time: object = None) -> None:
         """Move the watermark to the public ``time`` (every record before it has
@@ -127,6 +140,7 @@ class FrameStream:
             try:
                 end = self._cut.end
                 self._close_to(self._clocked(self._mark) if end is None else end)
+                self._save()
             finally:
                 self._pieces = []
                 self._stream.finish()
@@ -187,11 +201,46 @@ class FrameStream:
 
     def _close_to(self, mark: float) -> None:
         for i, lo, hi in self._cut.closing(mark):
-            rel = self._stream.push(Window(i, self._window_counts(i), lo, hi))
+            counts = self._window_counts(i)
+            self._save(inflight=i)
+            rel = self._stream.push(Window(i, counts, lo, hi))
             if self._on_release is None:
                 self.releases.append(rel)
             else:
                 self._on_release(rel)
+            self._save()
+
+    def _save(self, inflight: int | None = None) -> None:
+        """Keep the state on disk (module docs of :mod:`~dphist.streams.resume`)."""
+        if self._state is None:
+            return
+        engine = self._stream._engine
+        fields, arrays = engine.state()
+        first = engine.ledger.next_window
+        out = {f"engine.{k}": v for k, v in arrays.items()}
+        out |= {f"window.{i}": c for i, c in self._kept.items() if i >= first}
+        self._state.save(
+            {"engine": fields, "batch": self._batch, "mark": self._mark, "inflight": inflight,
+             "closed": self._closed}, out,
+        )  # fmt: skip
+
+    def _resume(self, state: StateFile) -> None:
+        saved = state.load()
+        if saved is None:
+            return
+        fields, arrays = saved
+        engine = self._stream._engine
+        engine.restore(fields["engine"], {k[7:]: v for k, v in arrays.items()
+                                          if k.startswith("engine.")})  # fmt: skip
+        self._batch, self._mark, self._closed = fields["batch"], fields["mark"], fields["closed"]
+        self._counts = {int(k[7:]): v for k, v in arrays.items() if k.startswith("window.")}
+        i = fields["inflight"]
+        if i is not None:  # cut off mid-release: closed at the most it can have spent
+            self._counts.pop(i, None)
+            self._stream.ledger.append(engine.interrupted(i, *self._cut.bounds(i)))
+        self._cut.resume(engine.ledger.next_window)
+        self._kept = self._counts
+        self._save()
 
     def _window_counts(self, i: int) -> np.ndarray:
         n = self._cut.binning.n

@@ -239,6 +239,10 @@ class Windowing:
         """Start before window 0 (nothing closed)."""
         self._next = 0
 
+    def resume(self, first: int) -> None:
+        """Start before window ``first`` (the windows before it are closed)."""
+        self._next = int(first)
+
     @property
     def first(self) -> int:
         """The first window still open."""

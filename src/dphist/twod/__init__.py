@@ -12,8 +12,7 @@ methods.
 
 from __future__ import annotations
 
-import numpy as np
-
+from .._kernel import is_grid
 from ..methods.registry import MethodInfo
 from .catalog import GRID_METHODS, ORDERS
 from .release import Release2D
@@ -31,17 +30,6 @@ __all__ = [
     "list_grid_methods",
     "release_grid",
 ]
-
-
-def is_grid(counts: object) -> bool:
-    """True when ``counts`` is a 2-D table of counts (an array of rank 2, a list of rows,
-    or a DataFrame, which the kernel refuses with a hint)."""
-    if type(counts).__name__ == "DataFrame":
-        return True
-    if isinstance(counts, np.ndarray):
-        return counts.ndim == 2
-    rows = isinstance(counts, list | tuple) and len(counts) > 0
-    return rows and isinstance(counts[0], list | tuple | np.ndarray)
 
 
 def list_grid_methods() -> tuple[MethodInfo, ...]:

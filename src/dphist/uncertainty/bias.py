@@ -64,14 +64,20 @@ class Groups:
 
     @classmethod
     def one(cls, n: int) -> Groups:
-        """All ``n`` bins in one group (no pass over the labels)."""
+        """All ``n`` bins in one group (no pass over the labels, which are made at their
+        first read: most releases never need them)."""
         obj = cls.__new__(cls)
-        obj.labels = np.zeros(n, dtype=label_dtype(n))
         obj.n = int(n)
         obj.sizes = np.array([n], dtype=np.int64)
         obj.contiguous = True
         obj.starts = np.zeros(1, dtype=np.int64)
         return obj
+
+    @functools.cached_property
+    def labels(self) -> np.ndarray:
+        """The labels of :meth:`one`'s grouping (all 0), made at their first read; a
+        grouping made from labels holds them from the start."""
+        return np.zeros(self.n, dtype=label_dtype(self.n))
 
     def cut_sums(
         self, lo, hi, mixed: np.ndarray, bound: np.ndarray

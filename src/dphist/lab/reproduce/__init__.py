@@ -25,7 +25,7 @@ Example
 -------
 >>> from dphist.lab.reproduce import PAPERS
 >>> sorted(PAPERS)
-['ahp', 'auto', 'kellaris', 'kuo', 'sortaki', 'sreb']
+['ahp', 'auto', 'kellaris', 'kuo', 'sortaki', 'sreb', 'streams']
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from . import ahp, auto, kellaris, kuo, sortaki, sreb
+from . import ahp, auto, kellaris, kuo, sortaki, sreb, streams
 from .claims import Claim, Finding, check
 from .report import DIFFERS, REPRODUCED, Report, Verdict, markdown_table
 
@@ -71,4 +71,5 @@ PAPERS: dict[str, Callable[..., Path]] = {
     "sreb": sreb.run,
     "sortaki": sortaki.run,
     "kuo": kuo.run,
+    "streams": streams.run,
 }
