@@ -114,14 +114,19 @@ def histogram2d(
         source, bins, columns=columns, outside=policies, privacy_unit=privacy_unit,
         max_records=k, rng=rng, value_type=vtypes,
     )  # fmt: skip
-    unit: dict[str, Any] = {}
-    if k is not None:
-        name = privacy_unit if isinstance(privacy_unit, str) else "privacy unit"
-        unit = {"privacy_unit": name, "max_records": k}
+    unit = _unit_terms(privacy_unit, k)
     release = publish(counts, method=method, rng=rng, **amount, **unit, **params)
     if grant is not None:
         grant.record(release)
     return release  # type: ignore[return-value]
+
+
+def _unit_terms(privacy_unit: object, k: int | None) -> dict[str, Any]:
+    """What the release says of the privacy unit (nothing for one record per unit)."""
+    if k is None:
+        return {}
+    name = privacy_unit if isinstance(privacy_unit, str) else "privacy unit"
+    return {"privacy_unit": name, "max_records": k}
 
 
 def _check_types(source: object, bins: Any, columns: Any, vtypes: tuple[object, object]) -> None:
