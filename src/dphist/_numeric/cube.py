@@ -11,46 +11,9 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from .._jit import njit
-from .bucketing import _check_var, _check_y, _inv, _sse
+from .bucketing import _check_var, _check_y, _dpcube, _inv
 
 __all__ = ["cube_split"]
-
-
-@njit(cache=True)
-def _cube_split(p1, p2, inv, gain):
-    """Starts of the parts of [0, n): a part is cut at its first SSE-optimal cut when
-    the cut lowers its SSE by more than ``gain`` (explicit stack, no recursion)."""
-    n = p1.shape[0] - 1
-    is_start = np.zeros(n, dtype=np.bool_)
-    is_start[0] = True
-    st_lo = np.empty(n, dtype=np.int64)
-    st_hi = np.empty(n, dtype=np.int64)
-    st_lo[0] = 0
-    st_hi[0] = n
-    top = 1
-    while top > 0:
-        top -= 1
-        a = st_lo[top]
-        b = st_hi[top]
-        if b - a < 2:
-            continue
-        best = np.inf
-        cut = a + 1
-        for k in range(a + 1, b):
-            v = _sse(p1, p2, inv, a, k) + _sse(p1, p2, inv, k, b)
-            if v < best:
-                best = v
-                cut = k
-        if not best + gain < _sse(p1, p2, inv, a, b):
-            continue
-        is_start[cut] = True
-        st_lo[top] = a
-        st_hi[top] = cut
-        st_lo[top + 1] = cut
-        st_hi[top + 1] = b
-        top += 2
-    return np.flatnonzero(is_start).astype(np.int64)
 
 
 def cube_split(y: npt.ArrayLike, *, gain: float) -> np.ndarray:
@@ -65,4 +28,4 @@ def cube_split(y: npt.ArrayLike, *, gain: float) -> np.ndarray:
     """
     _, p1, p2 = _check_y(y)
     g = _check_var("gain", gain, allow_inf=True)
-    return _cube_split(p1, p2, _inv(p1.shape[0] - 1), g)
+    return _dpcube(p1, p2, _inv(p1.shape[0] - 1), -np.inf, g)
