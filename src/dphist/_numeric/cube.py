@@ -1,7 +1,7 @@
 """DPCube's 1-D split of noisy counts: top-down cuts while a cut pays for its noise.
 
 Xiao, Xiong, Fan, Goryczka, Li, "DPCube: Differentially private histogram release
-through multidimensional partitioning", Transactions on Data Privacy 7 (2014), §4
+through multidimensional partitioning", Transactions on Data Privacy 7 (2014)
 (the second phase of the two-phase kd-tree partitioning), in the 1-D form of DPBench
 (Hay et al., SIGMOD 2016). Post-processing of released values only.
 """

@@ -21,10 +21,10 @@ class NoisyCells(Block):
     """One noisy total per cell of ``width`` consecutive bins (the last cell holds the
     remainder), spread evenly over the cell's bins into ``state.noisy``.
 
-    DPCube's first phase (Xiao et al., TDP 2014, §4: cell partitioning, here with
-    DPBench's cells of 11 bins). Privacy: the cells are public, disjoint and cover
-    every bin, so the vector of cell totals has sensitivity 1 and one noise draw per
-    cell is epsilon-DP with the block's share.
+    DPCube's first phase (Xiao et al., TDP 2014: noisy cell counts; DPBench's cells
+    of 11 bins by default, the paper's single bins with ``width=1``). Privacy: the
+    cells are public, disjoint and cover every bin, so the vector of cell totals has
+    sensitivity 1 and one noise draw per cell is epsilon-DP with the block's share.
     """
 
     label = "cells"
@@ -49,8 +49,8 @@ class CubeSplit(Block):
     """DPCube's second phase: top-down cuts of the noisy counts
     (:func:`~dphist._numeric.cube.cube_split`), a cut kept when it lowers the parts'
     squared spread by more than the expected absolute noise of one more part total
-    from ``publisher`` (``1/epsilon`` under pure DP). Xiao et al., TDP 2014, §4, in
-    DPBench's 1-D form. Post-processing of ``state.noisy``.
+    from ``publisher`` (``1/epsilon`` under pure DP). Xiao et al., TDP 2014 (kd-tree
+    partitioning), in DPBench's 1-D form. Post-processing of ``state.noisy``.
     """
 
     label = "cube_split"

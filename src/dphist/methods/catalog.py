@@ -427,16 +427,20 @@ register_sortaki()
 
 
 # --- Xiao, Xiong, Fan, Goryczka, Li, "DPCube: Differentially private histogram release
-# through multidimensional partitioning", TDP 7 (2014), §4: the two-phase partitioning
-# in 1-D as DPBench runs it (DPcube1D): a share alpha on noisy totals of cells of 11
-# bins, a top-down split judged on them, the rest on one noisy total per part.
+# through multidimensional partitioning", TDP 7 (2014): the two-phase kd-tree
+# partitioning in 1-D as DPBench's DPcube1D runs it: a share on noisy totals of cells of
+# 11 bins, a top-down split judged on them, the rest on one noisy total per part. Where
+# it departs from the paper (cells of 11 bins, not single bins: width=1 gives those; a
+# 1/epsilon noise term against squared spreads; no least-squares mix of the two
+# phases), it follows DPBench, whose figures it reproduces.
 
 
 @register(
     "DPCube",
     summary="DPCube: noisy totals of cells of 11 bins, top-down splits judged on them, "
     "one noisy total per part",
-    cite="Xiao, Xiong, Fan, Goryczka, Li, TDP 2014, §4 (DPBench's DPcube1D)",
+    cite="Xiao, Xiong, Fan, Goryczka, Li, TDP 2014, kd-tree partitioning, as DPBench's "
+    "DPcube1D (Hay et al., SIGMOD 2016)",
     aliases=("dpcube", "dpcube1d"),
     complexity="O(N d), d = split depth (O(N^2) worst case)",
 )
