@@ -202,6 +202,9 @@ def test_quick_report_end_to_end(quick):
     assert claims[0] == ["claim", "paper", "ours", "verdict", "why"]
     assert len(claims) == 1 + len(auto.CLAIMS)
     assert {row[3] for row in claims[1:]} <= {"reproduced", "differs"}
+    statements = [row[0] for row in claims[1:]]
+    assert any("0.5% of cells above 1.2x" in c for c in statements)
+    assert any(c.startswith("under zCDP") for c in statements)
     for heading in ("Summary", "By epsilon", "By workload", "By shape", "Settings compared"):
         assert _table(text, heading)
     trade = _table(text, "What the targets cost each other")
@@ -214,5 +217,8 @@ def test_quick_report_end_to_end(quick):
     shipped = [k for k, r in enumerate(rows) if r[head.index("shipped")] == "yes"]
     assert shipped == [auto.TRADE_OFFS.index((fit.TRAIN_GUARD, fit.GUARD_WEIGHT))]
     model = dh.methods.selector.model_from_json((quick.parent / "auto_model.json").read_text())
-    assert set(model.trees) == {"public", "measured"}
-    assert (quick.parent / "table.npz").is_file()
+    assert set(model.trees) == {"public", "measured", "zcdp public", "zcdp measured"}
+    assert (quick.parent / "table.npz").is_file() and (quick.parent / "table_zcdp.npz").is_file()
+    zcdp = _table(text, "Under zCDP")
+    assert [r[0] for r in zcdp[1:]] == ["trained under rho (shipped)", "pure trees"]
+    assert "meets all" in head

@@ -165,3 +165,52 @@ def test_records_with_a_missing_unit_id_are_dropped(spark, edge_cases, tmp_path,
     alone = edge_cases.count_as("spark", values[:known], edge_cases.BINS, tmp_path,
                                 units=units[:known], **options)  # fmt: skip
     assert np.array_equal(counts, alone) and counts.sum() == 3  # one NaN unit made it 4
+
+
+def test_grid_counts_in_spark_equal_duckdb(frame, spark):
+    """Two columns in Spark: numeric (clipped, with the edge cases above) by text
+    categories (dropped when unmatched), and both numeric with one dropped; the cells
+    equal DuckDB's on the same records."""
+    text = np.array([f"c{p % 3}" for p in PERSON])
+    bins = (ingest.binning(domain="-3.7:100:0.7"), ingest.binning(categories=["c0", "c2", "zz"]))
+    counts = ingest.count_grid(frame, bins, columns=("v", "c"), outside=("clip", None))
+    assert counts.shape == (bins[0].n, 3) and counts.sum() > 0
+    duck = ingest.count_grid((VALUES, text), bins, outside=("clip", None))
+    assert np.array_equal(counts, duck)
+    both = (ingest.binning(domain="0:100:10"), ingest.binning(edges=[0, 300, 600, 899.5]))
+    frame2 = frame.withColumn("p", frame["person"].cast("double"))
+    counts = ingest.count_grid(frame2, both, columns=("v", "p"), outside=("drop", "clip"))
+    duck = ingest.count_grid((VALUES, PERSON.astype(float)), both, outside=("drop", "clip"))
+    assert np.array_equal(counts, duck)
+
+
+def test_grid_counts_keep_at_most_k_records_per_unit_in_spark(frame, spark):
+    bins = (ingest.binning(domain="0:100:20"), ingest.binning(categories=["c0", "c1", "c2"]))
+    counts = ingest.count_grid(frame, bins, columns=("v", "c"), privacy_unit="person",
+                               max_records=2, rng=1)  # fmt: skip
+    kept = np.isfinite(VALUES)
+    assert counts.sum() == np.minimum(np.bincount(PERSON[kept], minlength=900), 2).sum()
+    extra = spark.createDataFrame([(float(v), 10_000, "c0") for v in (1, 2, 3, 4, 5)],
+                                  "v double, person long, c string")  # fmt: skip
+    more = ingest.count_grid(frame.union(extra), bins, columns=("v", "c"),
+                             privacy_unit="person", max_records=2, rng=1)  # fmt: skip
+    assert np.abs(more - counts).sum() <= 2
+
+
+def test_histogram2d_of_a_spark_frame_checks_both_columns_before_any_budget(frame, spark,
+                                                                          monkeypatch):  # fmt: skip
+    import dphist as dh
+    from dphist import records2d
+
+    rel = dh.histogram2d(frame, columns=("v", "c"), domain=("0:100:10", None),
+                         categories=(None, "c0,c1,c2"), epsilon=1, method="AGrid",
+                         privacy_unit="person", max_records=2, rng=0)  # fmt: skip
+    assert rel.shape == (10, 3) and rel.privacy_unit == "person" and rel.max_records == 2
+    spent: list[int] = []
+    monkeypatch.setattr(records2d, "publish", lambda *a, **k: spent.append(1))
+    with pytest.raises(ValidationError, match="numeric columns"):
+        dh.histogram2d(frame, columns=("v", "c"), domain=("0:100:10", "0:3:1"), epsilon=1,
+                       method="identity")  # fmt: skip
+    with pytest.raises(ValidationError, match="two columns"):
+        dh.histogram2d(frame, domain=("0:100:10", "0:3:1"), epsilon=1, method="identity")
+    assert not spent

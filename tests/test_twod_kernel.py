@@ -12,6 +12,7 @@ from dphist._kernel import (
     Accountant,
     GridHaar,
     GridSums,
+    Identity,
     QuadSplit,
     RectangleSums,
     WorstRectangle,
@@ -127,6 +128,22 @@ def test_view_refuses_a_query_over_another_shape():
     with pytest.raises(InternalError, match="domain"):
         view.measure(GridSums((4, 3), np.array([0, 4]), np.array([0, 3])))
     assert view.shape == (3, 4) and _view(protect([1, 2]), 1).shape == (2,)
+
+
+def test_measurement_as_floats_converts_its_own_answers_in_place():
+    view = _view(protect_grid(np.arange(300_000).reshape(600, 500) % 7), 1)
+    m = view.measure(Identity(300_000))
+    ints = m.values.copy()
+    before = m.values.__array_interface__["data"][0]
+    out = m.as_floats()
+    assert out.dtype == np.float64 and not out.flags.writeable and m.values is out
+    assert out.__array_interface__["data"][0] == before  # no second array of answers
+    np.testing.assert_array_equal(out, ints.astype(np.float64))
+    assert m.as_floats() is out
+    view2 = _view(protect_grid(np.ones((2, 3), dtype=int)), 1)
+    m2 = view2.measure(GridSums((2, 3), np.array([0, 2]), np.array([0, 1, 3])))
+    m2_ints = m2.values.copy()
+    np.testing.assert_array_equal(m2.as_floats(), m2_ints)
 
 
 def reference_split(x2d, plan, noise):

@@ -97,6 +97,51 @@ def test_gls_hand_worked_2x2_root_and_cells():
     np.testing.assert_allclose(var, [0.8, 0.8, 1.2])
 
 
+def test_gls_hand_worked_4x4_three_levels():
+    """A 4 x 4 grid under b = 2: the root (63), its quadrants (15, 5 / 20, 3) and the 16
+    cells, all with variance 1 (Hay et al. 2010's two passes, fan-out k = 4). Up: a
+    quadrant (height 2) is ``z = 12/15 y + 3/15 S``: top-left 12 + 10/5 = 14, top-right
+    4 + 0 = 4, bottom-left 16 + 4 = 20, bottom-right 12/5 + 8/5 = 4 (sum 42); the root
+    (height 3) is ``48/63 y + 15/63 * 42 = 48 + 10 = 58``. Down: each quadrant gains
+    ``(58 - 42) / 4 = 4`` (18, 8, 24, 8) and each cell a quarter of its quadrant's gap
+    to the cells' sum: +2, +2, +1, +0. Variances: the total 1 / (1 + 5/16) = 16/21; the
+    top-left quadrant ``17/21 z_A - 4/21 (z_B + z_C + z_D) + 4/21 y_0`` with ``var z =
+    4/5``: (4/5)(289 + 48)/441 + 16/441 = 68/105; a cell its own weight 83/105."""
+    levels = hierarchy_edges((4, 4), 2)
+    cells = np.array([[1, 2, 0, 0], [3, 4, 0, 0], [5, 5, 2, 2], [5, 5, 2, 2]], dtype=float)
+    values = [np.array([[63.0]]), np.array([[15.0, 5.0], [20.0, 3.0]]), cells]
+    est = level_gls(levels, values, [1.0, 1.0, 1.0])
+    expect = np.array([[3, 4, 2, 2], [5, 6, 2, 2], [6, 6, 2, 2], [6, 6, 2, 2]], dtype=float)
+    np.testing.assert_allclose(est, expect, atol=1e-12)
+    tree = level_tree((4, 4), levels)  # the same least squares on the generic tree
+    y = np.array([values[int(np.log2(4 // (r1 - r0)))][r0 // (r1 - r0), c0 // (r1 - r0)]
+                  for r0, r1, c0 in zip(tree.r0, tree.r1, tree.c0, strict=True)])  # fmt: skip
+    node = gls(tree.first_child, tree.n_children, y, np.ones(21))
+    assert node[0] == pytest.approx(58)
+    quads = (tree.r1 - tree.r0) == 2
+    assert sorted(zip(tree.r0[quads], tree.c0[quads], node[quads].round(9), strict=True)) == [
+        (0, 0, 18), (0, 2, 8), (2, 0, 24), (2, 2, 8)
+    ]  # fmt: skip
+    leaves = tree.leaves
+    np.testing.assert_allclose(node[leaves], expect[tree.r0[leaves], tree.c0[leaves]])
+    var, _, _ = rect_moments(rect_factors(tree, np.ones(21)), [0, 0, 0], [4, 2, 1],
+                             [0, 0, 0], [4, 2, 1])  # fmt: skip
+    np.testing.assert_allclose(var, [16 / 21, 68 / 105, 83 / 105], rtol=1e-12)
+
+
+def test_rectangle_prefix_sums_hand_worked_4x4():
+    """The estimate above: ``P[i, j]`` sums rows ``< i`` and columns ``< j`` (rows 3 7 9
+    11 / 8 18 22 26 / 14 30 36 42 / 20 42 50 58); a rectangle is four lookups, e.g. rows
+    1-2 x columns 1-2 = P[3,3] - P[1,3] - P[3,1] + P[1,1] = 36 - 9 - 14 + 3 = 16."""
+    est = np.array([[3, 4, 2, 2], [5, 6, 2, 2], [6, 6, 2, 2], [6, 6, 2, 2]])
+    p = prefix2d(est)
+    assert p.dtype == np.int64 and p[0].tolist() == [0] * 5 and p[:, 0].tolist() == [0] * 5
+    assert p[1:, 1:].tolist() == [[3, 7, 9, 11], [8, 18, 22, 26], [14, 30, 36, 42],
+                                  [20, 42, 50, 58]]  # fmt: skip
+    r0, r1, c0, c1 = [1, 2, 0, 0, 3, 2], [3, 4, 4, 1, 3, 4], [1, 0, 3, 0, 0, 1], [3, 2, 4, 1, 4, 1]
+    assert rect_totals(p, r0, r1, c0, c1).tolist() == [16, 24, 8, 3, 0, 0]
+
+
 @pytest.mark.parametrize("shape,b", [((5, 3), 2), ((7, 6), 3), ((4, 4), 2), ((9, 2), 4)])
 def test_rect_moments_equal_dense_gls(shape, b):
     rng = np.random.default_rng(sum(shape) * b)

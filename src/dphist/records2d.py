@@ -66,14 +66,15 @@ def histogram2d(
     Parameters
     ----------
     x, y : two columns of records (numpy, lists, pandas, polars or Arrow; one value per
-        record), or ``x`` a CSV or Parquet file and ``columns`` its two column names.
+        record), or ``x`` a CSV or Parquet file or a Spark DataFrame and ``columns`` its
+        two column names (a frame is counted in Spark; only the cells' counts return).
     method, epsilon (or rho), rng, **params : as for :func:`dphist.publish` with a 2-D
         method (:func:`dphist.twod.list_grid_methods`).
     edges, domain, categories : pairs, one entry per column (rows first), None where the
         column uses another kind; or ``binnings``, a pair of :class:`~dphist.ingest.Binning`.
     outside : ``"clip"`` or ``"drop"`` for both columns, or a pair.
-    privacy_unit, max_records : as for :func:`dphist.histogram` (for a file, the unit is
-        a column name).
+    privacy_unit, max_records : as for :func:`dphist.histogram` (for a file or a Spark
+        DataFrame, the unit is a column name).
     value_type : "number" or "text" for both columns, or a pair (default: each column's
         type; see :func:`dphist.histogram`). Each column's type is checked against its
         binning before any value is read.
@@ -113,19 +114,28 @@ def histogram2d(
         source, bins, columns=columns, outside=policies, privacy_unit=privacy_unit,
         max_records=k, rng=rng, value_type=vtypes,
     )  # fmt: skip
-    unit: dict[str, Any] = {}
-    if k is not None:
-        name = privacy_unit if isinstance(privacy_unit, str) else "privacy unit"
-        unit = {"privacy_unit": name, "max_records": k}
+    unit = _unit_terms(privacy_unit, k)
     release = publish(counts, method=method, rng=rng, **amount, **unit, **params)
     if grant is not None:
         grant.record(release)
     return release  # type: ignore[return-value]
 
 
+def _unit_terms(privacy_unit: object, k: int | None) -> dict[str, Any]:
+    """What the release says of the privacy unit (nothing for one record per unit)."""
+    if k is None:
+        return {}
+    name = privacy_unit if isinstance(privacy_unit, str) else "privacy unit"
+    return {"privacy_unit": name, "max_records": k}
+
+
 def _check_types(source: object, bins: Any, columns: Any, vtypes: tuple[object, object]) -> None:
     """Refuse a column whose type does not fit its bins (public metadata, no value read)."""
-    if isinstance(source, str | Path):
+    if ingest.is_spark_frame(source):
+        if columns is None or len(columns) != 2:
+            raise ValidationError("columns must name the frame's two columns (rows first)")
+        ingest.check_grid_frame(source, (str(columns[0]), str(columns[1])), bins)
+    elif isinstance(source, str | Path):
         if columns is None or len(columns) != 2:
             raise ValidationError("columns must name the two columns of the file (rows first)")
         ingest.file_value_types(source, (str(columns[0]), str(columns[1])), bins, vtypes)

@@ -49,7 +49,7 @@ def _setting(definition: str = "pure") -> tuple[int, Fraction, int]:
     budgets = (Fraction(1), Fraction(1, 2), Fraction(1, 5))
     if definition == "zcdp":  # rho whose pure equivalent 2 sqrt(rho) is 1, 1/2, 1/5
         budgets = (Fraction(1, 4), Fraction(1, 16), Fraction(1, 100))
-    for n in (16, 32, 64):
+    for n in (16, 32, 64, 128):
         for eps in budgets:
             first = _choice_on(n, eps, _counts(n, 8), definition)
             for total in range(9, 3000):

@@ -64,6 +64,7 @@ def reproduce(
     import time
 
     from ..lab.reproduce import PAPERS
+    from ..lab.reproduce.report import claim_lines
 
     names = sorted(PAPERS) if paper == "all" else [paper]
     unknown = [name for name in names if name not in PAPERS]
@@ -83,3 +84,4 @@ def reproduce(
         start = time.perf_counter()
         path = run(out / name, **options)
         say(console, f"{name}: {path} ({time.perf_counter() - start:.1f} s)")
+        say(console, *(f"  {line}" for line in claim_lines(path.read_text(encoding="utf-8"))))

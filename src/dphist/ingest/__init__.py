@@ -42,7 +42,7 @@ from .count import (
 from .count2d import count_grid, file_value_types, grid_binnings, grid_outside, grid_value_types
 from .groups import read_group_tables
 from .sources import MAX_LINE_BYTES, file_format, split_line
-from .spark import check_frame, is_spark_frame
+from .spark import check_frame, check_grid_frame, is_spark_frame
 from .types import VALUE_TYPES
 
 __all__ = [
@@ -55,6 +55,7 @@ __all__ = [
     "binning",
     "check_file",
     "check_frame",
+    "check_grid_frame",
     "count",
     "count_file",
     "count_grid",

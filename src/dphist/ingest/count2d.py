@@ -183,7 +183,8 @@ def count_grid(
 ) -> np.ndarray:
     """Counts per cell of two columns of records.
 
-    ``source`` is a CSV or Parquet file (``columns`` names the two columns) or a pair of
+    ``source`` is a CSV or Parquet file or a Spark DataFrame (``columns`` names the two
+    columns; Spark counts, only the cells' counts are collected) or a pair of
     in-memory columns ``(x, y)`` (numpy, lists, pandas, polars or Arrow; one element per
     record). ``binnings`` is a pair of :class:`~dphist.ingest.Binning`; ``outside`` one
     policy or a pair. For a file, ``privacy_unit`` names a column of unit ids; for
@@ -196,13 +197,19 @@ def count_grid(
     policies = grid_outside(outside)
     vtypes = grid_value_types(value_type)
     k = unit_bound(privacy_unit, max_records)
-    from .spark import is_spark_frame
+    from .spark import count_grid_frame, is_spark_frame
 
     if is_spark_frame(source):
-        raise ValidationError(
-            "2-D counting of a Spark DataFrame is not available: count the two columns' cells "
-            "in Spark (a GROUP BY on both binned columns) and pass the rows x cols counts"
-        )
+        if columns is None or len(columns) != 2:
+            raise ValidationError("columns must name the frame's two columns (rows first)")
+        if any(v is not None for v in vtypes):
+            raise ValidationError("Spark reads a column as its own type; drop value_type")
+        if privacy_unit is not None and not isinstance(privacy_unit, str):
+            raise ValidationError("privacy_unit names a column of the Spark DataFrame")
+        return count_grid_frame(
+            source, (str(columns[0]), str(columns[1])), pair, outside=policies,
+            privacy_unit=privacy_unit, max_records=k, rng=rng,
+        )  # fmt: skip
     con = connect()
     try:
         if isinstance(source, str | Path):

@@ -52,7 +52,9 @@ from .stream import edge_grid
 
 __all__ = [
     "check_frame",
+    "check_grid_frame",
     "count_frame",
+    "count_grid_frame",
     "is_spark_frame",
     "read_group_frames",
     "unit_type",
@@ -247,6 +249,55 @@ def count_frame(
     for row in records.groupBy("bin").count().collect():
         out[int(row["bin"])] = int(row["count"])
     return out
+
+
+def check_grid_frame(
+    df: Any, columns: Sequence[str], binnings: Sequence[Binning], *, privacy_unit: str | None = None
+) -> None:
+    """The schema checks of :func:`count_grid_frame`, alone: no job runs, no value is read."""
+    if len(columns) != 2 or len(binnings) != 2:
+        raise ValidationError("columns must name the frame's two columns (rows first)")
+    for column, binning in zip(columns, binnings, strict=True):
+        check_frame(df, column, binning)
+    if privacy_unit is not None:
+        _type(df, privacy_unit)
+
+
+def count_grid_frame(
+    df: Any,
+    columns: Sequence[str],
+    binnings: Sequence[Binning],
+    *,
+    outside: Sequence[object] = (None, None),
+    privacy_unit: str | None = None,
+    max_records: int | None = None,
+    rng: object = None,
+) -> np.ndarray:
+    """Counts per cell of two columns of a Spark DataFrame (``rows x cols``, rows the
+    first column's bins): each column binned by the 1-D rules above, a record counted
+    when both of its values count, at most ``max_records`` per unit kept by the keyed
+    hash over its cells; one ``groupBy`` on the cell, the counts collected."""
+    from pyspark.sql import functions as F
+
+    check_grid_frame(df, columns, binnings, privacy_unit=privacy_unit)
+    policies = [outside_policy(b, o) for b, o in zip(binnings, outside, strict=True)]
+    k = unit_bound(privacy_unit, max_records)
+    unit_type = _type(df, privacy_unit) if privacy_unit is not None else ""
+    unit = [F.col(privacy_unit).alias("u")] if privacy_unit is not None else []
+    named = df.select(F.col(columns[0]).alias("a"), F.col(columns[1]).alias("b"), *unit)
+    u = "u" if privacy_unit is not None else None
+    rows = _binned(named, "a", binnings[0], policies[0], u, carry=("b",))
+    rows = _binned(rows.withColumnRenamed("bin", "row"), "b", binnings[1], policies[1], u,
+                   carry=("row",))  # fmt: skip
+    n_b = binnings[1].n
+    records = rows.withColumn("bin", (F.col("row") * F.lit(n_b) + F.col("bin")).cast("long"))
+    if privacy_unit is not None:
+        assert k is not None
+        records = _bounded(records, unit_type, k, salt(rng))
+    out = np.zeros(binnings[0].n * n_b, dtype=np.int64)
+    for row in records.groupBy("bin").count().collect():
+        out[int(row["bin"])] = int(row["count"])
+    return out.reshape(binnings[0].n, n_b)
 
 
 def read_group_frames(

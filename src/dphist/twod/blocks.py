@@ -148,7 +148,7 @@ class NoisyCells(Block):
         shape = grid_shape(state)
         m = view.measure(Identity(view.n))
         noise = CellNoise(shape, m.variance, tail_of(m, view))
-        return state.with_(estimate=m.values.astype(np.float64), uncertainty=RectErrorModel(noise))
+        return state.with_(estimate=m.as_floats(), uncertainty=RectErrorModel(noise))
 
 
 BRANCHING = AnyOf(Interval(int, 2, 1 << 20), Options("hb"))

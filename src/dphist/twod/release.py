@@ -71,7 +71,9 @@ class Release2D:
     definition: str = "pure"
 
     def __post_init__(self) -> None:
-        est = np.array(self.estimate, dtype=np.float64)
+        est = np.asarray(self.estimate)
+        if est.dtype != np.float64 or est.flags.writeable:  # a frozen float array is kept
+            est = np.array(est, dtype=np.float64)
         if est.ndim != 2:
             raise InputTypeError(f"a 2-D release holds a rows x cols estimate; got {est.shape}")
         est.flags.writeable = False

@@ -184,26 +184,20 @@ class HaarNoise2D(RectNoise):
 
 class OrderNoise(RectNoise):
     """A 1-D noise model ``noise`` over the cells taken in the public ``order`` (cell
-    ``order[k]`` is its bin ``k``): a rectangle's noise variance is that of the 1-D
-    estimate's sum over the rectangle's cells, exact: ``O(log n)`` when they are
-    consecutive along the order (a cell), else ``O(n)``. Its fourth cumulant is not
-    tracked (0: normal quantiles). With the released grouping ``labels`` (runs of the
-    order) and the cell ``estimate``, the unions of the groups inside or meeting a
-    rectangle give a bracket (``O(log n)`` when those groups are consecutive)."""
+    ``order[k]`` is its bin ``k``), for an unbiased 1-D method run along that order: a
+    rectangle's noise variance is that of the 1-D estimate's sum over the rectangle's
+    cells, exact: ``O(log n)`` when they are consecutive along the order (a cell), else
+    ``O(n)``. Its fourth cumulant is not tracked (0: normal quantiles). A method whose
+    estimate is spread over groups along the order states no 2-D error bar (see
+    :mod:`dphist.twod.run`), so this model has no bracket."""
 
-    def __init__(self, shape, noise: NoiseModel, order: np.ndarray, labels=None, estimate=None):
+    def __init__(self, shape, noise: NoiseModel, order: np.ndarray):
         self.shape = (int(shape[0]), int(shape[1]))
         self.noise = noise
         self.law = noise.law
         where = np.empty(order.size, dtype=np.int64)
         where[order] = np.arange(order.size)
         self._where = where.reshape(self.shape)
-        if labels is not None:  # groups are runs of the order, numbered along it
-            self.labels = np.asarray(labels)[order]
-            self._sizes = np.bincount(self.labels)
-            self._starts = np.concatenate(([0], np.cumsum(self._sizes)))
-            flat = np.asarray(estimate, dtype=np.float64).ravel()[order]
-            self._prefix = np.concatenate(([0.0], np.cumsum(flat)))
 
     def _variance_of(self, bins: np.ndarray) -> float:
         """The 1-D estimate's noise variance summed over ``bins`` (positions): one range
@@ -214,42 +208,6 @@ class OrderNoise(RectNoise):
         a = np.zeros(self._where.size)
         a[bins] = 1.0
         return float(self.noise.functional_variance(a))
-
-    def _groups(self, mode: int, bins: np.ndarray) -> np.ndarray:
-        """The groups inside (``INNER``) or meeting (``OUTER``) the bins, in order."""
-        groups, met = np.unique(self.labels[bins], return_counts=True)
-        return groups[met == self._sizes[groups]] if mode == INNER else groups
-
-    def _cells_union(self, mode: int, r0, c0) -> tuple[np.ndarray, ...]:
-        """:meth:`union` of single cells, vectorised: a cell meets its own group and
-        holds it only when the group is that cell."""
-        groups = self.labels[self._where[r0, c0]]
-        lo, hi = self._starts[groups], self._starts[groups + 1]
-        keep = np.ones(groups.size, dtype=bool) if mode == OUTER else hi - lo == 1
-        var = np.where(keep, self.noise.variance(lo, hi), 0.0)
-        est = np.where(keep, self._prefix[hi] - self._prefix[lo], 0.0)
-        return var, np.zeros(groups.size), est
-
-    def union(self, mode: int, r0, r1, c0, c1) -> tuple[np.ndarray, ...]:
-        r0, r1, c0, c1 = _rects(r0, r1, c0, c1)
-        if np.all((r1 - r0 == 1) & (c1 - c0 == 1)):
-            return self._cells_union(mode, r0, c0)
-        var, est = np.zeros(r0.shape), np.zeros(r0.shape)
-        for k in range(r0.size):
-            if r0[k] >= r1[k] or c0[k] >= c1[k]:
-                continue
-            groups = self._groups(mode, self._where[r0[k] : r1[k], c0[k] : c1[k]].ravel())
-            if groups.size == 0:
-                continue
-            lo, hi = self._starts[groups], self._starts[groups + 1]
-            est[k] = float((self._prefix[hi] - self._prefix[lo]).sum())
-            if groups[-1] - groups[0] + 1 == groups.size:  # one run of the order
-                var[k] = float(self.noise.variance(lo[:1], hi[-1:])[0])
-            else:
-                var[k] = self._variance_of(
-                    np.concatenate([np.arange(a, b) for a, b in zip(lo, hi, strict=True)])
-                )
-        return var, np.zeros(r0.shape), est
 
     def variance(self, r0, r1, c0, c1):
         r0, r1, c0, c1 = _rects(r0, r1, c0, c1)
@@ -288,7 +246,10 @@ class RectErrorModel:
         if self.bias == "bracket":
             return (
                 "the noise and the spread within the leaves: intervals hold the truth between "
-                "the noisy totals of the leaves inside and of the leaves meeting the rectangle"
+                "the noisy totals of the leaves inside and of the leaves meeting the rectangle, "
+                "each at its level or above over the noise (a bound, not an exact law); the "
+                "rectangles of one release share its noise, so the share held in a single "
+                "release varies widely"
             )
         return "the noise (exact; the estimate is unbiased)"
 

@@ -45,8 +45,8 @@ from ...methods.advisor import choose, features_pipeline
 from ...methods.run import run as run_method
 from ...methods.selector import DEFAULT_SHARE, MODEL_FILE, WORKLOADS, Model
 from ..selector.evaluate import Evaluation, families, held_out, proxy_regrets, table_only
-from ..selector.fit import GUARD, GUARD_WEIGHT, TRAIN_GUARD, Settings, fit_model
-from ..selector.table import EPSILONS, SCALES, SIZES, Cell, Table, build_table, shapes
+from ..selector.fit import GUARD, GUARD_WEIGHT, TRAIN_GUARD, Settings, fit_model, with_zcdp
+from ..selector.table import EPSILONS, RHOS, SCALES, SIZES, Cell, Table, build_table, shapes
 from .claims import Claim, Finding, check
 from .report import Report
 
@@ -55,10 +55,12 @@ __all__ = [
     "SETTINGS",
     "choose_settings",
     "datasets",
+    "meets",
     "run",
     "shallowest_tied",
     "summary",
     "trade_offs",
+    "zcdp_rows",
 ]
 
 #: Candidate settings compared by the table-only held-out score.
@@ -69,8 +71,14 @@ SETTINGS = tuple(
 )
 _QUICK_SETTINGS = (Settings(share=Fraction(0), depth=2), Settings(depth=2))
 NEAR = 1.5
+#: The targets: held-out geometric-mean regret, share of cells within NEAR of the best,
+#: worst cell, share of cells above GUARD times the better of identity and HB (none
+#: above HARD_GUARD times it), and the selection's overhead in seconds at 10^6 bins.
 TARGET_GEOMEAN = 1.25
-TARGET_NEAR = 0.85
+TARGET_NEAR = 0.80
+TARGET_WORST = 4.0
+TARGET_GUARD_SHARE = 0.005
+HARD_GUARD = 1.5
 TARGET_OVERHEAD = 0.005
 #: Proxy scores within this factor of the best count as tied (the shallower tree wins).
 TIE = 1.01
@@ -149,7 +157,20 @@ def summary(ev: Evaluation) -> dict[str, float]:
         "naive geo-mean": float(np.exp(np.log(ev.naive_regret).mean())),
         "max vs better of identity, HB": float(guard.max()),
         f"cells above {GUARD:g}x identity/HB": float(np.sum(guard > GUARD)),
+        f"share above {GUARD:g}x identity/HB": float(np.mean(guard > GUARD)),
+        f"cells above {HARD_GUARD:g}x identity/HB": float(np.sum(guard > HARD_GUARD)),
     }
+
+
+def meets(s: dict[str, float]) -> bool:
+    """Whether a :func:`summary` meets every regret and guard target."""
+    return (
+        s["geo-mean regret"] <= TARGET_GEOMEAN
+        and s[f"within {NEAR:g}x"] >= TARGET_NEAR
+        and s["max regret"] <= TARGET_WORST
+        and s[f"share above {GUARD:g}x identity/HB"] <= TARGET_GUARD_SHARE
+        and s[f"cells above {HARD_GUARD:g}x identity/HB"] == 0
+    )
 
 
 def _trade_off(args: tuple) -> dict:
@@ -161,8 +182,11 @@ def _trade_off(args: tuple) -> dict:
         "weight": settings.weight,
         "geo-mean regret": s["geo-mean regret"],
         f"within {NEAR:g}x": s[f"within {NEAR:g}x"],
-        f"cells above {GUARD:g}x identity/HB": s[f"cells above {GUARD:g}x identity/HB"],
+        "worst regret": s["max regret"],
+        f"share above {GUARD:g}x identity/HB": s[f"share above {GUARD:g}x identity/HB"],
+        f"cells above {HARD_GUARD:g}x": s[f"cells above {HARD_GUARD:g}x identity/HB"],
         "worst vs identity/HB": s["max vs better of identity, HB"],
+        "meets all": "yes" if meets(s) else "",
         "shipped": "yes" if settings == chosen else "",
     }
 
@@ -216,10 +240,12 @@ def overhead_seconds(n: int = 10**6, repeats: int = 7) -> float:
 
 @dataclass(frozen=True)
 class Results:
-    """What the claims read."""
+    """What the claims read (``zcdp``: the table-only held-out summary of the zCDP
+    trees on the zCDP table)."""
 
     evaluation: Evaluation
     overhead: float
+    zcdp: dict[str, float]
 
 
 def _geomean(r: Results) -> Finding:
@@ -233,11 +259,27 @@ def _near(r: Results) -> Finding:
     return Finding(share >= TARGET_NEAR, f"{share:.1%}", f"{share:.1%} of cells")
 
 
-def _guard(r: Results) -> Finding:
-    s = summary(r.evaluation)
-    worst = s["max vs better of identity, HB"]
+def _worst(r: Results) -> Finding:
+    worst = summary(r.evaluation)["max regret"]
+    return Finding(worst <= TARGET_WORST, f"{worst:.3g}x", f"worst cell {worst:.3g}x")
+
+
+def _guard_finding(s: dict[str, float]) -> Finding:
+    share = s[f"share above {GUARD:g}x identity/HB"]
     bad = int(s[f"cells above {GUARD:g}x identity/HB"])
-    return Finding(bad == 0, f"worst {worst:.3g}x; {bad} cells above {GUARD:g}x", f"{bad} cells")
+    hard = int(s[f"cells above {HARD_GUARD:g}x identity/HB"])
+    worst = s["max vs better of identity, HB"]
+    held = share <= TARGET_GUARD_SHARE and hard == 0
+    text = f"{share:.2%} ({bad} cells) above {GUARD:g}x, {hard} above {HARD_GUARD:g}x"
+    return Finding(held, f"{share:.2%}; {hard} cells", f"{text}; worst {worst:.3g}x")
+
+
+def _guard(r: Results) -> Finding:
+    return _guard_finding(summary(r.evaluation))
+
+
+def _zcdp_guard(r: Results) -> Finding:
+    return _guard_finding(r.zcdp)
 
 
 def _overhead(r: Results) -> Finding:
@@ -246,12 +288,20 @@ def _overhead(r: Results) -> Finding:
 
 
 CLAIMS = (
-    Claim("held-out geometric-mean regret at most 1.25", "Pythia (Kotsogiannis et al. 2017)",
+    Claim(f"held-out geometric-mean regret at most {TARGET_GEOMEAN:g}",
+          "Pythia (Kotsogiannis et al. 2017)",
           "every (cell, epsilon, workload), leave one shape out", _geomean),
-    Claim(f"regret at most {NEAR:g} in at least 85% of cells", "target of method='auto'",
-          "share of (cell, epsilon, workload)", _near),
-    Claim(f"never worse than {GUARD:g}x the better of identity and HB",
-          "target of method='auto'", "auto's error / min(identity, HB) per cell", _guard),
+    Claim(f"regret at most {NEAR:g} in at least {TARGET_NEAR:.0%} of cells",
+          "target of method='auto'", "share of (cell, epsilon, workload)", _near),
+    Claim(f"worst cell at most {TARGET_WORST:g}x the best candidate",
+          "target of method='auto'", "largest held-out regret", _worst),
+    Claim(f"at most {TARGET_GUARD_SHARE:.1%} of cells above {GUARD:g}x the better of "
+          f"identity and HB, none above {HARD_GUARD:g}x", "target of method='auto'",
+          "auto's error / min(identity, HB) per cell", _guard),
+    Claim(f"under zCDP too: at most {TARGET_GUARD_SHARE:.1%} of cells above {GUARD:g}x "
+          f"the better of identity and HB, none above {HARD_GUARD:g}x",
+          "target of method='auto'",
+          "the zCDP trees, leave one shape out on the zCDP table (table-only)", _zcdp_guard),
     Claim("selection costs under 5 ms at 10^6 bins", "target of method='auto'",
           "median of 7: the features' measurement on sealed counts and the choice", _overhead),
 )  # fmt: skip
@@ -316,11 +366,37 @@ def _trade_off_section(rep: Report, a: Table, b: Table, settings: Settings, work
         "punishes losing to the better of identity and HB (weight 0: no guard). Rows "
         "with exact features train and choose on the true total and top tenth: no noise "
         "and no budget, so no mechanism, but a bound on what these two features can tell "
-        "a selector. A row meets the targets only with a geometric mean of at most "
-        f"{TARGET_GEOMEAN:g}, at least {TARGET_NEAR:.0%} within {NEAR:g}x and no cell "
-        f"above {GUARD:g}x.",
+        "a selector. A row meets the targets ('meets all') only with a geometric mean "
+        f"of at most {TARGET_GEOMEAN:g}, at least {TARGET_NEAR:.0%} within {NEAR:g}x, "
+        f"no cell above {TARGET_WORST:g}x the best, at most {TARGET_GUARD_SHARE:.1%} of "
+        f"cells above {GUARD:g}x the better of identity and HB and none above "
+        f"{HARD_GUARD:g}x.",
     )
     rep.table(trade_offs(a, b, settings, workers), floatfmt=".3g")
+
+
+def zcdp_rows(pure: Table, z: Table, settings: Settings) -> list[dict]:
+    """Table-only held-out figures on the zCDP table ``z`` of the trees trained under
+    zCDP (what ``auto`` ships) and of the pure trees reading rho as ``2 sqrt(rho)``."""
+    rows = []
+    for label, fit_on in (("trained under rho (shipped)", None), ("pure trees", pure)):
+        s = summary(table_only(z, z, settings, fit_on=fit_on))
+        rows.append({"trees": label, **{k: v for k, v in s.items() if k != "cells"}})
+    return rows
+
+
+def _zcdp_section(rep: Report, rows: list[dict]) -> None:
+    rep.section(
+        "Under zCDP",
+        "One replicate of the table with every candidate under rho = epsilon^2 / 4 "
+        "(the same cells; one count's Gaussian noise as large as its Laplace noise at "
+        "that epsilon), scored leave one shape out from the table alone with 8 "
+        "simulated Gaussian feature draws. Regret here is naive (one replicate: biased "
+        "high by sampling noise); the identity/HB columns use their exact errors under "
+        "rho. The pure trees rank by the pure-DP errors; the hierarchies gain more under "
+        "zCDP than the data-dependent methods, so they lose to HB more often.",
+    )
+    rep.table(rows, floatfmt=".3g")
 
 
 def run(
@@ -336,10 +412,10 @@ def run(
     """Build the table, choose the settings, fit and evaluate; write ``report.md``,
     ``auto_model.json`` and the tables (a re-run resumes from them) to ``out_dir``.
 
-    The full run publishes about 551 histograms x 3 epsilons x 21 candidates x
-    ``trials`` times for each of two replicates (``table.npz``, ``table_b.npz``; about
-    20 minutes each on two workers with 8 trials), then the held-out runs of
-    ``auto``. ``quick=True`` uses 12 tiny synthetic histograms (seconds).
+    The full run publishes 641 histograms x 3 epsilons x 22 candidates x ``trials``
+    times for each of two replicates (``table.npz``, ``table_b.npz``; about 20 minutes
+    each on two workers with 8 trials) and once under zCDP (``table_zcdp.npz``), then
+    the held-out runs of ``auto``. ``quick=True`` uses 12 tiny synthetic histograms.
     """
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
@@ -350,11 +426,17 @@ def run(
     common = {"epsilons": epsilons, "seeds": trials, "workers": workers}
     a = build_table(cells, all_shapes, cache=folder / "table.npz", **common)
     b = build_table(cells, all_shapes, first_seed=1000, cache=folder / "table_b.npz", **common)
+    rhos = tuple(e * e / 4 for e in epsilons) if quick else RHOS
+    z = build_table(
+        cells, all_shapes, **{**common, "epsilons": rhos},
+        cache=folder / "table_zcdp.npz", definition="zcdp",
+    )  # fmt: skip
     table = a.pooled(b)
     options = _QUICK_SETTINGS if quick else SETTINGS
     settings, scores = choose_settings(table, options, workers)
-    model = fit_model(table, np.arange(len(cells)), settings, seed=seed)
-    shipped = _write_model(folder, model)
+    every = np.arange(len(cells))
+    pure = fit_model(table, every, settings, seed=seed)
+    shipped = _write_model(folder, with_zcdp(pure, fit_model(z, every, settings, seed=seed)))
     counts = [c.counts(all_shapes) for c in cells]
     ev = held_out(a, b, counts, settings, seeds=2 * trials, workers=workers)
     np.savez(folder / "evaluation.npz", auto=ev.auto, picks=np.array(ev.picks, dtype=object))
@@ -367,6 +449,7 @@ def run(
             "workloads": list(WORKLOADS),
             "candidates": len(table.candidates),
             "trials": trials,
+            "zCDP rhos": list(rhos),
             "chosen share": str(settings.share),
             "tree depth": settings.depth,
             "min leaf": settings.min_leaf,
@@ -381,12 +464,14 @@ def run(
     )
     rep.table([summary(ev)], floatfmt=".3g")
     rep.table([noise_floor(ev)], floatfmt=".3g")
-    check(rep, CLAIMS, Results(ev, overhead_seconds(10**4 if quick else 10**6)))
+    z_rows = zcdp_rows(table, z, settings)
+    check(rep, CLAIMS, Results(ev, overhead_seconds(10**4 if quick else 10**6), z_rows[0]))
     for axis in ("epsilon", "workload", "shape"):
         rep.section(f"By {axis}")
         rep.table(_breakdown(ev, axis), floatfmt=".3g")
     rep.section("Settings compared", "Table-only held-out score of each setting.")
     rep.table(scores, floatfmt=".3g")
+    _zcdp_section(rep, z_rows)
     _trade_off_section(rep, a, b, settings, workers)
     real = _real_rows(ev)
     if real:

@@ -22,6 +22,7 @@ import datetime as _dt
 import math
 import os
 import platform
+import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from typing import Any
 from ..._io import atomic_write
 from ...errors import ValidationError
 
-__all__ = ["DIFFERS", "REPRODUCED", "Report", "Verdict", "markdown_table"]
+__all__ = ["DIFFERS", "REPRODUCED", "Report", "Verdict", "claim_lines", "markdown_table"]
 
 REPRODUCED = "reproduced"
 DIFFERS = "differs"
@@ -191,6 +192,22 @@ class Report:
         target = target_dir / "report.md"
         atomic_write(target, lambda tmp: tmp.write_text(text, encoding="utf-8"))
         return target
+
+
+def claim_lines(markdown: str) -> list[str]:
+    """The claim table of a written report, one line a claim: the verdict, the claim
+    and our figure (what ``dphist reproduce`` prints after each report)."""
+    lines = markdown.splitlines()
+    if "## Claims" not in lines:
+        return []
+    out = []
+    for line in lines[lines.index("## Claims") + 1 :]:
+        if line.startswith("## "):
+            break
+        cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        if len(cells) == 5 and cells[3] in (REPRODUCED, DIFFERS):
+            out.append(f"{cells[3]}: {cells[0]} (ours: {cells[2]})")
+    return out
 
 
 def _relative(path: Path, base: Path | None) -> str:

@@ -25,13 +25,19 @@ def load_table(path: Path, cells: list[Cell] | None = None) -> Table:
     restricted to ``cells`` when given."""
     with np.load(path, allow_pickle=True) as z:
         stored = [Cell(str(a), int(b), int(c)) for a, b, c in z["cells"]]
+        errors = z["errors"]
+        candidates = CANDIDATES
+        if "labels" in z:  # the table's own candidates, in its column order
+            by_label = {c.label: c for c in CANDIDATES}
+            candidates = tuple(by_label[str(v)] for v in z["labels"])
         index = {c: i for i, c in enumerate(stored)}
         keep = [index[c] for c in cells] if cells is not None else list(range(len(stored)))
         eps = tuple(float(e) for e in z["epsilons"])
         return Table(
             tuple(stored[i] for i in keep),
             eps,
-            CANDIDATES,
-            z["errors"][keep],
+            candidates,
+            errors[keep],
             z["facts"][keep],
+            str(z["definition"]) if "definition" in z else "pure",
         )

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ...methods.advisor import pure_equivalent
 from ...methods.selector import DEFAULT_SHARE, WORKLOADS, Candidate, Model, feature_vector
 from .table import Table
 
@@ -38,6 +39,7 @@ __all__ = [
     "fit_tree",
     "simulated_facts",
     "training_rows",
+    "with_zcdp",
 ]
 
 #: The target: auto no worse than this times the better of identity and HB.
@@ -91,14 +93,16 @@ def training_rows(
     The chosen method runs at ``(1 - share) epsilon``; its error there is read as the
     table's error at epsilon times ``1 / (1 - share)**2`` (exact for noise-dominated
     errors, an upper bound otherwise) -- the same factor for every candidate, so it
-    changes no ranking, only the features' epsilon.
+    changes no ranking, only the features' epsilon. On a zCDP table the epsilons are
+    rhos, and the features read the method's rho as ``auto`` does
+    (:func:`~dphist.methods.advisor.pure_equivalent`).
     """
     labels = [c.label for c in table.candidates]
     share = float(settings.share) if measured else 0.0
     draws = settings.draws if measured else 1
     xs, cs, es = [], [], []
     for j, eps in enumerate(table.epsilons):
-        eps_m = eps * (1.0 - share)
+        eps_m = pure_equivalent(eps * (1.0 - share), table.definition)
         for i in rows:
             err = table.errors[i, j, :, workload]
             for _ in range(draws):
@@ -193,3 +197,13 @@ def fit_model(table: Table, rows: np.ndarray, settings: Settings, seed: int = 0)
             trees[kind][name] = fit_tree(x, c, e, labels, settings.depth, min_rows)
     candidates: dict[str, Candidate] = {c.label: c for c in table.candidates}
     return Model(settings.share, trees, candidates)
+
+
+def with_zcdp(model: Model, zcdp: Model) -> Model:
+    """``model`` with the trees of ``zcdp`` (fitted on a zCDP table) as its
+    ``"zcdp public"`` and ``"zcdp measured"`` trees."""
+    if zcdp.candidates.keys() != model.candidates.keys():
+        raise ValueError("the zCDP model must rank the same candidates")
+    trees = {k: v for k, v in model.trees.items() if not k.startswith("zcdp ")}
+    trees.update({f"zcdp {k}": v for k, v in zcdp.trees.items() if not k.startswith("zcdp ")})
+    return Model(model.share, trees, model.candidates)
