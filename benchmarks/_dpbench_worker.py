@@ -49,7 +49,7 @@ def engine(method: str, n: int):
         "MWEM": lambda: mwemND.mwemND_engine(),
         "SF": lambda: thirdparty.StructureFirst_engine(),
         "DPC": lambda: DPcube1D.DPcube1D_engine(),
-        "DPcube": lambda: DPcube1D.DPcube1D_engine(),
+        "DPCube": lambda: DPcube1D.DPcube1D_engine(),
     }
     if method not in table:
         raise KeyError(f"no DPBench counterpart for {method!r}")

@@ -151,8 +151,9 @@ def _sse(p1, p2, inv, lo, hi):
 
 
 @njit(cache=True)
-def _dpcube(p1, p2, inv, xi):
-    """Split [a, b) at the SSE-optimal cut while SSE/len > xi (explicit stack)."""
+def _dpcube(p1, p2, inv, xi, gain):
+    """Split [a, b) at its first SSE-optimal cut while SSE/len > xi and the cut lowers
+    the SSE by more than gain (explicit stack; -inf turns a test off)."""
     n = p1.shape[0] - 1
     is_start = np.zeros(n, dtype=np.bool_)
     is_start[0] = True
@@ -166,7 +167,8 @@ def _dpcube(p1, p2, inv, xi):
         a = st_lo[top]
         b = st_hi[top]
         m = b - a
-        if m < 2 or not _sse(p1, p2, inv, a, b) * inv[m] > xi:
+        whole = _sse(p1, p2, inv, a, b) if m >= 2 else 0.0
+        if m < 2 or not whole * inv[m] > xi:
             continue
         best = np.inf
         cut = a + 1
@@ -175,6 +177,8 @@ def _dpcube(p1, p2, inv, xi):
             if v < best:
                 best = v
                 cut = k
+        if not best + gain < whole:
+            continue
         is_start[cut] = True
         st_lo[top] = a
         st_hi[top] = cut
@@ -491,7 +495,7 @@ def dpcube_partition(y: npt.ArrayLike, *, xi: float) -> np.ndarray:
     """
     _, p1, p2 = _check_y(y)
     t = _check_var("xi", xi, allow_inf=True)
-    return _dpcube(p1, p2, _inv(p1.shape[0] - 1), t)
+    return _dpcube(p1, p2, _inv(p1.shape[0] - 1), t, -np.inf)
 
 
 def waf_weights(

@@ -9,6 +9,7 @@ from .clustering import (
     RelativeErrorGrouping,
     Threshold,
 )
+from .cube import CubeSplit, NoisyCells
 from .fixed import FixedQueries
 from .group import GroupTotals
 from .mwem import MultiplicativeWeights
@@ -37,6 +38,7 @@ __all__ = [
     "AutoFeatures",
     "Block",
     "BucketPartition",
+    "CubeSplit",
     "DensitySplit",
     "FixedQueries",
     "FixedSizeGroups",
@@ -49,6 +51,7 @@ __all__ = [
     "Hierarchy",
     "MultiplicativeWeights",
     "NoisyBins",
+    "NoisyCells",
     "NoisyMeans",
     "NoisyTotal",
     "OptimizedHierarchy",
