@@ -61,9 +61,10 @@ from .segment import (
 )
 
 __all__ = [
-    "ERRORS", "ahp_error", "bucket_errors", "dp_partition", "dpcube_partition", "greedy_partition",
-    "laplace_variance", "partition_error", "uee_error", "waf_estimate", "waf_variance",
-    "waf_weights",
+    "ERRORS", "ahp_error", "bucket_errors", "check_nonnegative", "checked_prefix_sums",
+    "dp_partition", "dpcube_kernel", "dpcube_partition", "greedy_partition",
+    "laplace_variance", "partition_error", "reciprocals", "uee_error", "waf_estimate",
+    "waf_variance", "waf_weights",
 ]  # fmt: skip
 
 ErrorName = Literal["ahp", "uee"]
@@ -151,7 +152,7 @@ def _sse(p1, p2, inv, lo, hi):
 
 
 @njit(cache=True)
-def _dpcube(p1, p2, inv, xi, gain):
+def dpcube_kernel(p1, p2, inv, xi, gain):
     """Split [a, b) at its first SSE-optimal cut while SSE/len > xi and the cut lowers
     the SSE by more than gain (explicit stack; -inf turns a test off)."""
     n = p1.shape[0] - 1
@@ -191,7 +192,7 @@ def _dpcube(p1, p2, inv, xi, gain):
 # --------------------------------------------------------------------------- inputs
 
 
-def _check_var(name: str, value: object, *, allow_inf: bool = False) -> float:
+def check_nonnegative(name: str, value: object, *, allow_inf: bool = False) -> float:
     if isinstance(value, bool | np.bool_) or not isinstance(value, Real):
         raise ValidationError(
             f"{name} must be a non-negative real number; got {type(value).__name__}"
@@ -203,13 +204,13 @@ def _check_var(name: str, value: object, *, allow_inf: bool = False) -> float:
     return v
 
 
-def _check_y(y: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def checked_prefix_sums(y: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Validated float64 copy of y and its centred prefix sums."""
     p1, p2 = centred_prefix_sums(y)  # raises ValidationError for bad y
     return np.asarray(y, dtype=np.float64), p1, p2
 
 
-def _inv(n: int) -> np.ndarray:
+def reciprocals(n: int) -> np.ndarray:
     inv = np.empty(n + 1)
     inv[0] = 0.0
     inv[1:] = 1.0 / np.arange(1, n + 1, dtype=np.float64)
@@ -245,17 +246,17 @@ def _length_term(error: object, n: int, var_in: object, var_f: object) -> tuple[
         )
     if var_f is None:
         raise ValidationError(f"var_f (finalizer noise variance) is required by error={error!r}")
-    vf = _check_var("var_f", var_f)
+    vf = check_nonnegative("var_f", var_f)
     if error == "ahp":
         if var_in is not None:
-            _check_var("var_in", var_in)
+            check_nonnegative("var_in", var_in)
         g[1:] = vf / k[1:]
     else:
         if var_in is None:
             raise ValidationError(
                 "var_in (initializer noise variance per bin) is required by 'uee'"
             )
-        vi = _check_var("var_in", var_in)
+        vi = check_nonnegative("var_in", var_in)
         if vi > 0.0 or vf > 0.0:
             g[1:] = vi * vf / (vf + k[1:] * vi)
         g[1:] -= (k[1:] - 1.0) * vi
@@ -290,8 +291,8 @@ def _check_sizes(sizes: npt.ArrayLike) -> np.ndarray:
 
 def _waf_parts(sizes: np.ndarray, var_in: object, var_f: object) -> tuple[np.ndarray, np.ndarray]:
     """alpha1 and the per-bin variance of the WAF estimate, with the limits at 0 and inf."""
-    vi = _check_var("var_in", var_in, allow_inf=True)
-    vf = _check_var("var_f", var_f, allow_inf=True)
+    vi = check_nonnegative("var_in", var_in, allow_inf=True)
+    vf = check_nonnegative("var_f", var_f, allow_inf=True)
     if math.isinf(vi) and math.isinf(vf):
         raise ValidationError("var_in and var_f are both infinite: no estimate of the bucket mean")
     if vi == 0.0 and vf == 0.0:
@@ -313,8 +314,8 @@ def laplace_variance(eps: float, sensitivity: float = 1.0) -> float:
 
     ``eps = 0`` stands for a stage that gets no budget (its estimate is absent).
     """
-    e = _check_var("eps", eps)
-    s = _check_var("sensitivity", sensitivity)
+    e = check_nonnegative("eps", eps)
+    s = check_nonnegative("sensitivity", sensitivity)
     if e == 0.0:
         return math.inf
     r = s / e
@@ -339,12 +340,12 @@ def bucket_errors(
     or a callable ``g(sizes) -> terms`` (then pass neither variance). Doudalis and
     Mehrotra §V.A, eq. (5). O(N) for the prefix sums, then O(1) per bucket.
     """
-    _, p1, p2 = _check_y(y)
+    _, p1, p2 = checked_prefix_sums(y)
     n = p1.shape[0] - 1
     g, _ = _length_term(error, n, var_in, var_f)
     lo_a, hi_a = _check_bounds(lo, hi, n)
     out = np.empty(lo_a.shape[0])
-    _costs_kernel(p1, p2, _inv(n), g, lo_a, hi_a, out)
+    _costs_kernel(p1, p2, reciprocals(n), g, lo_a, hi_a, out)
     return out
 
 
@@ -388,7 +389,7 @@ def partition_error(
     var_f: float | None = None,
 ) -> float:
     """Objective ``sum_v EF(v)`` of the partition given by ``starts``. O(N)."""
-    arr, _, _ = _check_y(y)
+    arr, _, _ = checked_prefix_sums(y)
     n = arr.shape[0]
     labels_from_starts(starts, n)  # validates the starts
     s = np.asarray(starts).astype(np.int64)
@@ -412,10 +413,10 @@ def greedy_partition(
     compares with the singleton's own error rather than a lower bound on it
     (methods-data-aware.md §7.2), so it merges more readily. O(N) time and memory.
     """
-    _, p1, p2 = _check_y(y)
+    _, p1, p2 = checked_prefix_sums(y)
     n = p1.shape[0] - 1
     g, _ = _length_term(error, n, var_in, var_f)
-    return _greedy(p1, p2, _inv(n), g)
+    return _greedy(p1, p2, reciprocals(n), g)
 
 
 def dp_partition(
@@ -454,14 +455,14 @@ def dp_partition(
         raise ValidationError(f"solver must be one of {_SOLVERS}; got {solver!r}")
     if lengths == "pow2" and solver == "monge":
         raise ValidationError("solver='monge' needs lengths='all'")
-    arr, p1, p2 = _check_y(y)
+    arr, p1, p2 = checked_prefix_sums(y)
     n = arr.shape[0]
     g, convex = _length_term(error, n, var_in, var_f)
     f = np.empty(n + 1)
     back = np.empty(n + 1, dtype=np.int64)
     f[0] = 0.0
     back[0] = 0
-    inv = _inv(n)
+    inv = reciprocals(n)
     if lengths == "pow2":
         _dp_pow2(p1, p2, inv, g, f, back)
         return starts_from_back(back)
@@ -493,9 +494,9 @@ def dpcube_partition(y: npt.ArrayLike, *, xi: float) -> np.ndarray:
     noise is kept. Xiao, Gardner, Xiong, ICDE 2012. O(N * depth) time (O(N**2) worst
     case), O(N) memory.
     """
-    _, p1, p2 = _check_y(y)
-    t = _check_var("xi", xi, allow_inf=True)
-    return _dpcube(p1, p2, _inv(p1.shape[0] - 1), t, -np.inf)
+    _, p1, p2 = checked_prefix_sums(y)
+    t = check_nonnegative("xi", xi, allow_inf=True)
+    return dpcube_kernel(p1, p2, reciprocals(p1.shape[0] - 1), t, -np.inf)
 
 
 def waf_weights(
@@ -551,7 +552,7 @@ def waf_estimate(
     ``totals`` may be None when ``var_f = inf``. Mapping back to the original bin
     order is the caller's. O(N).
     """
-    arr, _, _ = _check_y(y)
+    arr, _, _ = checked_prefix_sums(y)
     n = arr.shape[0]
     labels = labels_from_starts(starts, n)  # validates the starts
     s = np.asarray(starts).astype(np.int64)

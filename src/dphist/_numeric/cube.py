@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from .bucketing import _check_var, _check_y, _dpcube, _inv
+from .bucketing import check_nonnegative, checked_prefix_sums, dpcube_kernel, reciprocals
 
 __all__ = ["cube_split"]
 
@@ -26,6 +26,6 @@ def cube_split(y: npt.ArrayLike, *, gain: float) -> np.ndarray:
     absolute value (``1/epsilon`` for Laplace noise). O(N * depth) time (O(N**2)
     worst case), O(N) memory.
     """
-    _, p1, p2 = _check_y(y)
-    g = _check_var("gain", gain, allow_inf=True)
-    return _dpcube(p1, p2, _inv(p1.shape[0] - 1), -np.inf, g)
+    _, p1, p2 = checked_prefix_sums(y)
+    g = check_nonnegative("gain", gain, allow_inf=True)
+    return dpcube_kernel(p1, p2, reciprocals(p1.shape[0] - 1), -np.inf, g)
