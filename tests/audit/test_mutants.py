@@ -602,6 +602,7 @@ def test_halved_scale_patch_is_undone():
     assert kernel_view.rational_scale(Fraction(1), Fraction(1)) == (1, 1)
 
 
+@pytest.mark.extended  # ~9 s: every white-box mutant
 def test_ledger_check_catches_each_white_box_mutant():
     x = audit.standard_histogram(8)
     free = audit.ledger_check([FirstStage(share=REST)], x)

@@ -72,6 +72,7 @@ def test_the_mechanism_on_an_edge_pair(audit_row):
     check(results, audit_row)
 
 
+@pytest.mark.extended  # ~20 s with Spark's start; tests/test_spark.py covers the edges
 @pytest.mark.xdist_group("spark")
 def test_spark_record_pairs(spark, audit_row):
     """-0.0 at a first edge 0 aborted the Spark job; NaN ids were one unit. (Every Spark
