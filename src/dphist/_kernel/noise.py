@@ -37,7 +37,6 @@ from __future__ import annotations
 import math
 import os
 from fractions import Fraction
-from functools import lru_cache
 
 import numpy as np
 
@@ -264,29 +263,40 @@ def add_discrete_laplace(bits: BitSource, out: np.ndarray, t: int, s: int) -> No
     Both are exact, so the law is the same; the choice depends on public sizes only.
     """
     check_out(out)
-    thresholds = _laplace_thresholds(t, s)
-    if not use_tables(out.shape[0], thresholds):
+    size = out.shape[0]
+    thresholds, tables = _LAPLACE.get((t, s)) or _laplace_plan(t, s)
+    if not use_tables(size, thresholds):
         drive(bits, out, _direct_add, (t, s), 12)
         return
-    tb = laplace_tables(t, s)
-    drive(bits, out, laplace_add, tb.args, tb.d + 1, 4)
+    if tables is None:
+        tables = _laplace_plan(t, s, build=True)[1]
+    drive(bits, out, laplace_add, *tables)
 
 
 def check_out(out: np.ndarray) -> None:
-    """Noise is added to a 1-D int64 vector (the common dtype checked by identity)."""
+    """Noise is added to a 1-D int64 vector."""
     if (out.dtype is not _INT64 and out.dtype != _INT64) or out.ndim != 1:
         raise InternalError("noise is added to a 1-D int64 vector")
 
 
 _INT64 = np.dtype(np.int64)
+_LAPLACE: dict[tuple[int, int], tuple[int, tuple | None]] = {}
 
 
-@lru_cache(maxsize=256)
-def _laplace_thresholds(t: int, s: int) -> int:
-    """:func:`~dphist._kernel.tables.laplace_size` of parameters checked in range."""
+def _laplace_plan(t: int, s: int, build: bool = False) -> tuple[int, tuple | None]:
+    """``(thresholds, (table arguments, units a draw, 4))`` of scale ``t/s``, checked in
+    range and remembered (the tables once a request uses them; ``laplace_tables`` keeps
+    them too)."""
     if not (1 <= t <= _MAX_T and 1 <= s < (1 << 63)):
         raise InternalError(f"discrete Laplace parameters out of range: t={t}, s={s}")
-    return laplace_size(t, s)
+    tables = None
+    if build:
+        tb = laplace_tables(t, s)
+        tables = (tb.args, tb.d + 1, 4)
+    plan = (laplace_size(t, s), tables)
+    if len(_LAPLACE) < 4096:
+        _LAPLACE[(t, s)] = plan
+    return plan
 
 
 def discrete_laplace(bits: BitSource, t: int, s: int, size: int) -> np.ndarray:
