@@ -224,11 +224,9 @@ def drive(
         units = np.concatenate((units[pos:], more.view(unit)))
         joined = True
         done, pos, status = kernel(units, 0, out, done, *args)
-    if bits.keeps_unread:  # a copy when a view would be unaligned or hold a large chunk
+    if bits.keeps_unread:  # joined units may leave the whole words unaligned: a copy
         left = units[pos + (units.shape[0] - pos) % per_word :]
-        if joined or units.shape[0] > 1 << 16:
-            left = left.copy()
-        bits.unread(left.view(_U64))
+        bits.unread((left.copy() if joined else left).view(_U64))
 
 
 _U64 = np.dtype(np.uint64)  # dtype objects: numpy converts a scalar type on every call
@@ -236,10 +234,10 @@ _UNIT = {1: _U64, 4: np.dtype(np.uint16)}
 
 
 def _words_for(units: int, per_word: int) -> int:
-    """Words to fetch for an estimated ``units``: a margin of a sixty-fourth and four
-    words (a draw's rare extra units: a threshold's first unit matched, a tail), so
-    that a second read is rare, at most ``_CHUNK``."""
-    return min(_CHUNK, (units + (units >> 6)) // per_word + 4)
+    """Words to fetch for an estimated ``units``: a margin of a sixty-fourth, sixteen
+    units and four words (a draw's rare extra units: a threshold's first unit matched,
+    a tail), so that a second read is rare, at most ``_CHUNK``."""
+    return min(_CHUNK, (units + (units >> 6) + 16) // per_word + 4)
 
 
 def use_tables(size: int, thresholds: int) -> bool:
