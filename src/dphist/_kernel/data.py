@@ -21,6 +21,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .._jit import njit
 from ..errors import DomainError, InputTypeError, InternalError, ValidationError
 
 __all__ = [
@@ -123,9 +124,8 @@ def protect(counts: object, *, max_records: int = 1) -> ProtectedCounts:
         raise DomainError(f"counts must be 1-D; got an array of shape {arr.shape}")
     if arr.size == 0:
         raise DomainError("counts is empty: a histogram needs at least one bin")
-    _check_values(arr)
     k = records_per_unit(max_records)
-    return ProtectedCounts.seal(_clamped(arr, count_cap(arr.size)), k)
+    return ProtectedCounts.seal(_checked_clamped(arr, count_cap(arr.size)), k)
 
 
 def _check_values(arr: np.ndarray) -> None:
@@ -182,10 +182,32 @@ def protect_grid(counts: object, *, max_records: int = 1) -> ProtectedCounts:
     if arr.size == 0:
         raise DomainError(f"counts of shape {arr.shape} is empty: each axis needs a bin")
     flat = np.ascontiguousarray(arr).reshape(-1)
-    _check_values(flat)
     k = records_per_unit(max_records)
     shape = (int(arr.shape[0]), int(arr.shape[1]))
-    return ProtectedCounts.seal(_clamped(flat, count_cap(flat.size)), k, shape)
+    return ProtectedCounts.seal(_checked_clamped(flat, count_cap(flat.size)), k, shape)
+
+
+def _checked_clamped(arr: np.ndarray, cap: int) -> np.ndarray:
+    """The counts checked (:func:`_check_values`) and clamped (:func:`_clamped`). int64
+    counts, the usual input, take one compiled pass that copies, clamps and finds the
+    smallest count (numpy's two take about four times as long)."""
+    if arr.dtype == np.int64 and arr.ndim == 1 and arr.flags.c_contiguous:
+        out = np.empty(arr.size, dtype=np.int64)
+        if _clamp_int64(arr, cap, out) >= 0:
+            return out
+    _check_values(arr)  # raises, naming what is wrong (or checks other dtypes)
+    return _clamped(arr, cap)
+
+
+@njit(cache=True)
+def _clamp_int64(arr, cap, out):  # pragma: no cover - compiled
+    """``out[:] = min(arr, cap)``; returns ``min(arr.min(), 0)``."""
+    low = 0
+    for i in range(arr.shape[0]):
+        v = arr[i]
+        low = min(low, v)
+        out[i] = min(v, cap)
+    return low
 
 
 def _clamped(arr: np.ndarray, cap: int) -> np.ndarray:

@@ -393,7 +393,7 @@ def run_pipeline(
     for block in blocks:
         eps = plan[block.name]
         view = None
-        if eps > 0:
+        if eps.numerator > 0:  # an exact share (integer test: no rational comparison)
             view = PrivateView(
                 data,
                 budget.part(eps, label=block.name),
