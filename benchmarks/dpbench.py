@@ -169,18 +169,39 @@ def main() -> None:
     print(f"CPU seconds, epsilon {args.epsilon:g}, median of {args.repeats} after a warm-up; "
           f"dphist {mode}; speed = DPBench / dphist; all-range MSE median [min-max] over "
           f"seeds 0-{args.repeats}")  # fmt: skip
+    speeds: list[tuple[str, str, float | None]] = []
     for name, x, path in tables:
         print(f"\n{name} ({x.size:,} bins)")
         print(f"  {'method':10} {'dphist':>12} {'DPBench':>12} {'speed':>9}   "
               f"{'MSE dphist':>25} {'MSE DPBench':>25}")  # fmt: skip
         for method in names:
-            row = measure(method, x, path, args, bench)
+            row, speed = measure(method, x, path, args, bench)
+            speeds.append((method, name, speed))
             print("  " + row, flush=True)
     if bench is not None:
         bench.close()
+        print(target_summary(speeds))
 
 
-def measure(method: str, x: np.ndarray, path: str, args, bench: DPBench | None) -> str:
+def target_summary(speeds: list[tuple[str, str, float | None]]) -> str:
+    """The target (every method at least as fast as DPBench's counterpart, speed >= 1)
+    checked on this run's medians: the rows below it, or that all meet it."""
+    below = [f"{m} on {d} ({s:.2f}x)" for m, d, s in speeds if s is not None and s < 1]
+    unknown = [f"{m} on {d}" for m, d, s in speeds if s is None]
+    done = len(speeds) - len(unknown)
+    text = f"\ntarget speed >= 1.00x: met by {done - len(below)} of {done} rows"
+    if below:
+        text += "; below: " + ", ".join(below)
+    if unknown:
+        text += "; no figure for DPBench: " + ", ".join(unknown)
+    return text
+
+
+def measure(
+    method: str, x: np.ndarray, path: str, args, bench: DPBench | None
+) -> tuple[str, float | None]:
+    """One row of the table and its speed (None without DPBench's time; a DPBench call
+    stopped at the limit counts as the limit)."""
     seed = lambda r: None if args.secure else r  # noqa: E731
     _, est = dphist_seconds(method, x, args.epsilon, seed(0))  # warm-up, and the error
     ours_err, theirs_err, their_times, failed = [interval_mse(x, est)], [], [], ""
@@ -199,17 +220,20 @@ def measure(method: str, x: np.ndarray, path: str, args, bench: DPBench | None) 
             their_times.append(reply.get("seconds", float("nan")))
             theirs_err.append(reply.get("error", float("nan")))
     mine = statistics.median(ours)
+    ratio = None
     if bench is None:
         theirs, speed = f"{'-':>12}", f"{'-':>9}"
     elif failed:
         theirs, speed = f"{failed[:12]:>12}", f"{'-':>9}"
         if failed.startswith(">"):
-            speed = f"{'>' + format(args.limit / mine, '.0f') + 'x':>9}"
+            ratio = args.limit / mine
+            speed = f"{'>' + format(ratio, '.0f') + 'x':>9}"
     else:
         t = statistics.median(their_times)
-        theirs, speed = fmt_seconds(t), f"{t / mine:8.2f}x"
+        ratio = t / mine
+        theirs, speed = fmt_seconds(t), f"{ratio:8.2f}x"
     errors = f"{spread(ours_err)} {spread(theirs_err)}"
-    return f"{method:10} {fmt_seconds(mine)} {theirs} {speed}   {errors}"
+    return f"{method:10} {fmt_seconds(mine)} {theirs} {speed}   {errors}", ratio
 
 
 if __name__ == "__main__":
