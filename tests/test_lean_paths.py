@@ -136,3 +136,19 @@ def test_protect_compiled_clamp_equals_numpy(n):
     where = f"1 entries are negative .first at index {n - 1}"
     with pytest.raises(dh.errors.DomainError, match=where):
         protect(bad)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.float64])
+def test_a_total_query_reads_the_total_summed_at_sealing(dtype):
+    from fractions import Fraction
+
+    from dphist._kernel import Accountant, noise_source, protect_grid
+    from dphist._kernel.view import PrivateView
+
+    x = np.array([3, 0, 2**60 if dtype == np.int64 else 9, 4], dtype=dtype)
+    for sealed in (protect(x), protect(x).reordered(np.array([3, 2, 1, 0])),
+                   protect_grid(x.reshape(2, 2))):  # fmt: skip
+        assert sealed._total() == int(sealed._read().sum())
+        view = PrivateView(sealed, Accountant(Fraction(10**9)), noise_source(0), "b")
+        m = view.measure(BlockSums(4, 4), epsilon=10**9)  # noise below 2**-1000: none
+        assert m.values.tolist() == [sealed._total()] and BlockSums(4, 9).whole
