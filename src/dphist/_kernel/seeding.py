@@ -18,60 +18,56 @@ from .._jit import njit
 
 __all__ = ["pcg64", "pcg64_words"]
 
-_MASK = np.uint64(0xFFFFFFFF)
-_INIT_A = np.uint64(0x43B0D7E5)
-_MULT_A = np.uint64(0x931E8875)
-_INIT_B = np.uint64(0x8B51F9DD)
-_MULT_B = np.uint64(0x58F38DED)
-_MIX_L = np.uint64(0xCA01F9DD)
-_MIX_R = np.uint64(0x4973F715)
-_SHIFT = np.uint64(16)
-_HIGH = np.uint64(32)
+_MASK = 0xFFFFFFFF
+_INIT_A, _MULT_A = 0x43B0D7E5, 0x931E8875
+_INIT_B, _MULT_B = 0x8B51F9DD, 0x58F38DED
+_MIX_L, _MIX_R = 0xCA01F9DD, 0x4973F715
 _POOL = 4  # numpy's default pool size (words of 32 bits)
-
-
-@njit(cache=True)
-def _hashmix(value, h):  # pragma: no cover - compiled
-    """One hash of a 32-bit word; returns it and the next hash constant."""
-    value = (value ^ h) & _MASK
-    h = (h * _MULT_A) & _MASK
-    value = (value * h) & _MASK
-    return value ^ (value >> _SHIFT), h
-
-
-@njit(cache=True)
-def _mix(x, y):  # pragma: no cover - compiled
-    r = (_MIX_L * x - _MIX_R * y) & _MASK  # uint64 wraps modulo 2**64, a multiple of 2**32
-    return r ^ (r >> _SHIFT)
 
 
 @njit(cache=True)
 def _state(entropy):  # pragma: no cover - compiled
     """The four 64-bit words ``SeedSequence.generate_state(4, uint64)`` gives for the
-    assembled entropy ``entropy`` (32-bit words, in int64)."""
+    assembled entropy ``entropy`` (32-bit words, in int64), as int64 bit patterns:
+    hash each word into a pool of four (the hash constant advancing by ``_MULT_A``),
+    mix every pool word into the others, mix the remaining words in, then hash the pool
+    out (the constant advancing by ``_MULT_B``). Words stay below 2**32; products wrap
+    in int64, and their low 32 bits, the only ones kept, are exact. One int64 function:
+    numba compiles it quickly."""
     n = entropy.shape[0]
-    pool = np.zeros(_POOL, dtype=np.uint64)
+    pool = np.zeros(_POOL, dtype=np.int64)
     h = _INIT_A
-    for i in range(_POOL):
-        word = np.uint64(entropy[i]) if i < n else np.uint64(0)
-        pool[i], h = _hashmix(word, h)
-    for src in range(_POOL):
-        for dst in range(_POOL):
-            if src != dst:
-                v, h = _hashmix(pool[src], h)
-                pool[dst] = _mix(pool[dst], v)
-    for src in range(_POOL, n):
-        for dst in range(_POOL):
-            v, h = _hashmix(np.uint64(entropy[src]), h)
-            pool[dst] = _mix(pool[dst], v)
-    out = np.zeros(4, dtype=np.uint64)
+    steps = _POOL + _POOL * (_POOL - 1) + _POOL * max(n - _POOL, 0)
+    for k in range(steps):
+        if k < _POOL:  # the pool's own words
+            dst = k
+            word = entropy[k] if k < n else 0
+        elif k < _POOL * _POOL:  # every pool word into every other
+            src = (k - _POOL) // (_POOL - 1)
+            dst = (k - _POOL) % (_POOL - 1)
+            dst += dst >= src
+            word = pool[src]
+        else:  # the words beyond the pool, into each pool word
+            src = (k - _POOL * _POOL) // _POOL
+            dst = (k - _POOL * _POOL) % _POOL
+            word = entropy[_POOL + src]
+        v = word ^ h  # hashmix
+        h = (h * _MULT_A) & _MASK
+        v = (v * h) & _MASK
+        v ^= v >> 16
+        if k < _POOL:
+            pool[dst] = v
+        else:  # mix
+            r = (_MIX_L * pool[dst] - _MIX_R * v) & _MASK
+            pool[dst] = r ^ (r >> 16)
+    out = np.zeros(4, dtype=np.int64)
     h = _INIT_B
     for i in range(8):
-        v = (pool[i % _POOL] ^ h) & _MASK
+        v = pool[i % _POOL] ^ h
         h = (h * _MULT_B) & _MASK
         v = (v * h) & _MASK
-        v ^= v >> _SHIFT
-        out[i // 2] |= v << (_HIGH * np.uint64(i % 2))  # little-endian pairs
+        v ^= v >> 16
+        out[i // 2] |= v << (32 * (i % 2))  # little-endian pairs (bit patterns of uint64)
     return out
 
 
@@ -94,7 +90,7 @@ def pcg64_words(entropy: int, spawn_key: tuple[int, ...] = ()) -> np.ndarray:
         words.extend([0] * (_POOL - len(words)))  # nothing when the entropy fills the pool
         for k in spawn_key:
             _words32(k, words)
-    return _state(np.array(words, dtype=np.int64))
+    return _state(np.array(words, dtype=np.int64)).view(np.uint64)
 
 
 class _Fixed(ISeedSequence):
