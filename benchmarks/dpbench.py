@@ -3,6 +3,7 @@
 Run: python benchmarks/dpbench.py [--dpbench PATH] [--dpbench-python PYTHON]
          [--methods identity,uniform,...] [--data nettrace_4096,search_logs,nettrace]
          [--epsilon 0.1] [--repeats 5] [--limit 60] [--secure] [--param METHOD:KEY=VALUE]
+         [--calls 1]
 
 ``PATH`` (or the environment variable ``DPBENCH``) is a DPBench checkout, the folder
 holding ``dpcomp_core/``, built as ``../shared/specs/dpbench-build.md`` says; its
@@ -13,7 +14,10 @@ Both sides run on the same histogram, epsilon and seeds, interleaved (dphist, th
 DPBench, per repeat) after one warm-up each: DPBench in its own process (its numpy,
 through ``benchmarks/_dpbench_worker.py``), dphist in this one, each timed with
 ``time.process_time`` around the release alone. Figures are medians over
-``--repeats``; ``speed`` is DPBench's time over dphist's. dphist uses seeded noise
+``--repeats``; ``speed`` is DPBench's time over dphist's. A repeat times one call on
+each side, after the other side's (caches cold, as for a program that publishes
+once); ``--calls K`` times K calls back to back per repeat on each side and gives the
+time per call (a warm loop, as for a program publishing many histograms). dphist uses seeded noise
 like DPBench (``--secure``: the operating system's CSPRNG). A DPBench call over
 ``--limit`` seconds is stopped and shown as ``>limit``. The last columns give both
 all-range mean squared errors as median [min-max] over the warm-up's and the repeats'
@@ -65,15 +69,15 @@ class DPBench:
         return subprocess.Popen([self.python, str(WORKER)], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
 
-    def run(self, method: str, data: str, epsilon: float, seed: int) -> dict:
+    def run(self, method: str, data: str, epsilon: float, seed: int, calls: int = 1) -> dict:
         if self.proc is None:
             self.proc = self._start()
-        req = {"method": method, "data": data, "epsilon": epsilon, "seed": seed}
+        req = {"method": method, "data": data, "epsilon": epsilon, "seed": seed, "calls": calls}
         self.proc.stdin.write(json.dumps(req) + "\n")
         self.proc.stdin.flush()
         sel = selectors.DefaultSelector()
         sel.register(self.proc.stdout, selectors.EVENT_READ)
-        if not sel.select(timeout=self.limit):
+        if not sel.select(timeout=self.limit * calls):
             self.close()
             return {"failed": f">{self.limit:g} s"}
         line = self.proc.stdout.readline()
@@ -122,12 +126,19 @@ def parse_params(items: list[str]) -> dict[str, dict]:
 PARAMS: dict[str, dict] = {}
 
 
-def dphist_seconds(method: str, x: np.ndarray, epsilon: float, seed: int | None) -> tuple:
+def dphist_seconds(
+    method: str, x: np.ndarray, epsilon: float, seed: int | None, calls: int = 1
+) -> tuple:
+    """CPU seconds per call of ``calls`` releases back to back (seeds ``seed``, then
+    ``seed * calls + k``), and the first release's estimate."""
     info = dh.get_method(method)
     params = {**info.example, **PARAMS.get(info.name, {})}
     start = time.process_time()
     rel = dh.publish(x, epsilon=epsilon, method=info.name, rng=seed, **params)
-    return time.process_time() - start, rel.estimate
+    for k in range(1, calls):
+        more = None if seed is None else seed * calls + k
+        dh.publish(x, epsilon=epsilon, method=info.name, rng=more, **params)
+    return (time.process_time() - start) / calls, rel.estimate
 
 
 def fmt_seconds(s: float) -> str:
@@ -144,6 +155,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--limit", type=float, default=60.0)
     parser.add_argument("--secure", action="store_true", help="dphist with secure noise")
+    parser.add_argument("--calls", type=int, default=1, help="calls back to back per repeat")
     parser.add_argument("--param", action="append", default=[], metavar="METHOD:KEY=VALUE",
                         help="a dphist method option (repeatable)")  # fmt: skip
     args = parser.parse_args()
@@ -166,8 +178,9 @@ def main() -> None:
         tables.append((name, x, path))
 
     mode = "secure" if args.secure else "seeded"
-    print(f"CPU seconds, epsilon {args.epsilon:g}, median of {args.repeats} after a warm-up; "
-          f"dphist {mode}; speed = DPBench / dphist; all-range MSE median [min-max] over "
+    loop = "one call" if args.calls == 1 else f"per call of {args.calls} back to back"
+    print(f"CPU seconds ({loop}), epsilon {args.epsilon:g}, median of {args.repeats} after a "
+          f"warm-up; dphist {mode}; speed = DPBench / dphist; all-range MSE median [min-max] over "
           f"seeds 0-{args.repeats}")  # fmt: skip
     speeds: list[tuple[str, str, float | None]] = []
     for name, x, path in tables:
@@ -211,11 +224,11 @@ def measure(
         theirs_err.append(warm.get("error", float("nan")))
     ours = []
     for r in range(args.repeats):
-        seconds, est = dphist_seconds(method, x, args.epsilon, seed(r + 1))
+        seconds, est = dphist_seconds(method, x, args.epsilon, seed(r + 1), args.calls)
         ours.append(seconds)
         ours_err.append(interval_mse(x, est))
         if bench is not None and not failed:
-            reply = bench.run(method, path, args.epsilon, r + 1)
+            reply = bench.run(method, path, args.epsilon, r + 1, args.calls)
             failed = reply.get("failed", "")
             their_times.append(reply.get("seconds", float("nan")))
             theirs_err.append(reply.get("error", float("nan")))
