@@ -44,6 +44,7 @@ from .._jit import njit
 from ..errors import InputTypeError, InternalError, PrivacyError, ValidationError
 from .coins import bernoulli_exp_neg, laplace_draw, uniform_below
 from .lookup import laplace_add
+from .seeding import pcg64
 from .tables import laplace_size, laplace_tables
 
 __all__ = [
@@ -145,6 +146,9 @@ class GeneratorBits(BitSource):
     def bit_generator(self) -> np.random.BitGenerator:
         if self._bitgen is None:
             seed = self._seed
+            if type(seed) is tuple and self._kind is np.random.PCG64:
+                self._bitgen = pcg64(*seed)  # numpy's stream, built without its objects
+                return self._bitgen
             if type(seed) is tuple:
                 seed = np.random.SeedSequence(seed[0], spawn_key=seed[1])
             self._bitgen = self._kind(seed)
