@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import dphist as dh
-from dphist._numeric.cube import cube_split
+from dphist._numeric.cube import cube_least_squares, cube_split
 from dphist.errors import ValidationError
 from dphist.lab import audit
 
@@ -82,3 +82,59 @@ def test_audit_with_cells_that_let_the_split_act():
     pairs = list(audit.method_catalogue("DPCube", 8))[:2]
     result = audit.audit(mech, pairs, n_search=800, n_confirm=3_200, seed=[20260, 36])
     assert not result.flagged, result.summary()
+
+
+# --------------------------------------------------------------------------- least squares
+
+
+def test_least_squares_by_hand():
+    # part [1, 2, 3] sums to 6 against a total of 9; equal variances (r = 1): each bin
+    # moves by 1 * (9 - 6) / (1 + 3 * 1) = 0.75, variance 2 (1 - 1/4) = 1.5; the lone
+    # bin 10 against its total 10 stays, variance 2 (1 - 1/2) = 1
+    y, totals = [1.0, 2.0, 3.0, 10.0], [9.0, 10.0]
+    est, var = cube_least_squares(y, [0, 3], totals, var_cells=2.0, var_parts=2.0)
+    assert np.allclose(est, [1.75, 2.75, 3.75, 10.0], rtol=0, atol=1e-12)
+    assert np.allclose(var, [1.5, 1.5, 1.5, 1.0], rtol=0, atol=1e-12)
+    # a precise total (r = 4): the bins take 4 * 3 / 13 of the gap each
+    est, _ = cube_least_squares([1.0, 2.0, 3.0], [0], [9.0], var_cells=2.0, var_parts=0.5)
+    assert np.allclose(est, np.array([1.0, 2.0, 3.0]) + 12 / 13)
+
+
+def _dense_gls(y, starts, totals, var_cells, var_parts):
+    """Weighted least squares with the whole design matrix (bins, then part totals)."""
+    n = y.size
+    ends = np.append(starts[1:], n)
+    parts = np.zeros((starts.size, n))
+    for g, (a, b) in enumerate(zip(starts, ends, strict=True)):
+        parts[g, a:b] = 1.0
+    design = np.vstack((np.eye(n), parts))
+    w = np.concatenate((np.full(n, 1 / var_cells), np.full(starts.size, 1 / var_parts)))
+    obs = np.concatenate((y, totals))
+    sw = np.sqrt(w)
+    est = np.linalg.lstsq(design * sw[:, None], obs * sw, rcond=None)[0]
+    cov = np.linalg.inv(design.T @ (design * w[:, None]))
+    return est, cov
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_least_squares_matches_dense_oracle(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 12))
+    starts = np.flatnonzero(np.concatenate(([True], rng.random(n - 1) < 0.4)))
+    y = rng.normal(5, 3, n)
+    totals = rng.normal(5, 3, starts.size) * np.diff(np.append(starts, n))
+    v_cells, v_parts = rng.uniform(0.1, 10, 2)
+    est, var = cube_least_squares(y, starts, totals, var_cells=v_cells, var_parts=v_parts)
+    want, cov = _dense_gls(y, starts, totals, v_cells, v_parts)
+    assert np.allclose(est, want) and np.allclose(var, np.diag(cov))
+
+
+def test_least_squares_rejects_bad_input():
+    for bad in (
+        lambda: cube_least_squares([1.0, 2.0], [0, 1], [1.0], var_cells=1.0, var_parts=1.0),
+        lambda: cube_least_squares([1.0, 2.0], [1], [1.0], var_cells=1.0, var_parts=1.0),
+        lambda: cube_least_squares([1.0, np.nan], [0], [1.0], var_cells=1.0, var_parts=1.0),
+        lambda: cube_least_squares([1.0], [0], [1.0], var_cells=0.0, var_parts=1.0),
+    ):
+        with pytest.raises(ValidationError):
+            bad()
