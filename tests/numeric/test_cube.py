@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
 import dphist as dh
+from dphist._kernel import Accountant, noise_source, noise_variance, protect
 from dphist._numeric.cube import cube_least_squares, cube_split
-from dphist.errors import ValidationError
+from dphist.blocks import REST, FixedSizeGroups, NoisyCells, PartsLeastSquares, Pipeline
+from dphist.errors import CompositionError, ValidationError
 from dphist.lab import audit
+from dphist.methods.run import run
 
 
 def _sse(v: np.ndarray) -> float:
@@ -138,3 +143,52 @@ def test_least_squares_rejects_bad_input():
     ):
         with pytest.raises(ValidationError):
             bad()
+
+
+def test_least_squares_method_by_hand_at_huge_epsilon():
+    x = np.array([0] * 22 + [50] * 22 + [0] * 22)
+    r = dh.publish(x, epsilon=1e6, method="dpcube-ls", rng=3)
+    assert r.method == "DPCube-LS"
+    assert np.allclose(r.estimate, x, atol=1e-3)
+    # six cells of 11 bins, three parts of whole cells
+    assert [(c.block, c.epsilon, c.size) for c in r.ledger] == [
+        ("cells", 5e5, 6),
+        ("part_totals", 5e5, 3),
+    ]
+
+
+def test_least_squares_method_error_bars_are_the_dense_posterior():
+    # cells of 2 bins: the estimate of a range is linear in the noisy cell and part
+    # totals; its variance is the GLS covariance of the cells, spread over their bins
+    x = np.array([3, 1, 4, 1, 5, 9, 2])
+    r = dh.publish(x, epsilon=2.0, method="DPCube-LS", width=2, ratio=0.5, rng=5)
+    v_cells, v_parts = (float(noise_variance(1, c.epsilon)) for c in r.ledger)
+    edges = np.array([0, 2, 4, 6, 7])
+    starts = np.searchsorted(edges, np.flatnonzero(np.diff(r.groups, prepend=-1)))
+    _, cov = _dense_gls(np.zeros(4), starts, np.zeros(starts.size), v_cells, v_parts)
+    spread = np.zeros((7, 4))
+    for c in range(4):
+        spread[edges[c] : edges[c + 1], c] = 1.0 / (edges[c + 1] - edges[c])
+    for lo, hi in [(0, 7), (1, 4), (3, 6), (6, 7), (2, 3)]:
+        a = np.zeros(7)
+        a[lo:hi] = 1.0
+        want = a @ spread @ cov @ spread.T @ a
+        assert np.isclose(r.range_stderr(lo, hi) ** 2, want)
+
+
+def test_least_squares_needs_whole_cells():
+    # parts of 2 bins over cells of 3: a part ends inside a cell
+    blocks = (
+        NoisyCells(share=0.5, width=3),
+        FixedSizeGroups(width=2),
+        PartsLeastSquares(share=REST),
+    )
+    x = protect(np.arange(9))
+    with pytest.raises(CompositionError, match="whole noisy cells"):
+        run(
+            Pipeline(blocks),
+            x,
+            epsilon=Fraction(10**6),
+            budget=Accountant(Fraction(10**6)),
+            noise=noise_source(1),
+        )
