@@ -4,8 +4,8 @@ Not part of dphist: started by ``dpbench.py`` with DPBench's Python (its numpy) 
 ``PYTHONPATH`` pointing at a DPBench checkout. One JSON request a line on stdin
 (``{"method", "data", "epsilon", "seed"}``; ``data`` an ``.npy`` file), one JSON reply a
 line on stdout: the CPU seconds of ``engine.Run`` (the workload is built outside the
-timed call and kept) and the all-range error of the estimate, or the error that
-stopped it.
+timed call and kept), the all-range and point errors of the estimate, or the error
+that stopped it.
 """
 
 from __future__ import annotations
@@ -77,7 +77,8 @@ def main() -> None:
             est = eng.Run(q, x, float(req["epsilon"]), int(req["seed"]))
             seconds = time.process_time() - start
             est = np.asarray(est, dtype=np.float64).reshape(-1)
-            reply = {"seconds": seconds, "error": _all_range_mse(x, est)}
+            point = float(np.mean((est - x) ** 2))
+            reply = {"seconds": seconds, "error": _all_range_mse(x, est), "point": point}
         except Exception as exc:  # reported to the driver, which prints it
             reply = {"failed": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()}
         sys.stdout.write(json.dumps(reply) + "\n")
