@@ -192,3 +192,14 @@ def test_least_squares_needs_whole_cells():
             budget=Accountant(Fraction(10**6)),
             noise=noise_source(1),
         )
+
+
+@pytest.mark.statistical
+@pytest.mark.extended
+def test_audit_of_the_least_squares_with_cells_that_let_the_split_act():
+    # cells of 2 bins over the audit's 8: the split and the mix both depend on the
+    # noisy cells (the registry-wide audit sees one cell of 11)
+    mech = audit.method_mechanism("DPCube-LS", epsilon=1.0, width=2)
+    pairs = list(audit.method_catalogue("DPCube-LS", 8))[:2]
+    result = audit.audit(mech, pairs, n_search=800, n_confirm=3_200, seed=[20260, 37])
+    assert not result.flagged, result.summary()

@@ -433,7 +433,7 @@ register_sortaki()
 # 11 bins, a top-down split judged on them, the rest on one noisy total per part. Where
 # it departs from the paper (cells of 11 bins, not single bins: width=1 gives those; a
 # 1/epsilon noise term against squared spreads; no least-squares mix of the two
-# phases), it follows DPBench, whose figures it reproduces.
+# phases: DPCube-LS below adds it), it follows DPBench, whose figures it reproduces.
 
 
 @register(
@@ -451,17 +451,18 @@ def dpcube(*, ratio: float = 0.5, width: int = 11) -> Pipeline:
 
 # The paper's own last step, which DPcube1D leaves out: the cell histogram and the parts'
 # noisy totals combined by least squares (the parts made of whole cells, as the paper
-# partitions its cell histogram). Against DPCube on the shared datasets it lowers the
-# all-range error at epsilon 0.01 and 0.1 and loses where parts are long and exact
-# (nettrace at epsilon 1): benchmarks/cube.py.
+# partitions its cell histogram). The step is cited through Doudalis and Mehrotra's
+# reading (SORTaki §IV-A: the finalizer combines the part averages with the noisy
+# cells; §V: by least squares); the paper's own section numbers could not be checked
+# (only its abstract was at hand). Measured against DPCube: benchmarks/cube.py.
 
 
 @register(
     "DPCube-LS",
     summary="DPCube with the paper's final least squares: noisy cells, splits between "
     "whole cells, noisy part totals mixed with the cells",
-    cite="Xiao, Xiong, Fan, Goryczka, Li, TDP 2014, two-phase partitioning with the "
-    "least-squares estimate of cells and partitions",
+    cite="Xiao, Xiong, Fan, Goryczka, Li, TDP 7 (2014) 195-222 (two-phase kd-tree "
+    "partitioning, least-squares estimate); the step as SORTaki §IV-A and §V describe it",
     aliases=("dpcube-ls", "dpcube_ls"),
     complexity="O(N + C d), C = N/width cells, d = split depth",
 )
