@@ -159,7 +159,8 @@ def test_least_squares_method_by_hand_at_huge_epsilon():
 
 def test_least_squares_method_error_bars_are_the_dense_posterior():
     # cells of 2 bins: the estimate of a range is linear in the noisy cell and part
-    # totals; its variance is the GLS covariance of the cells, spread over their bins
+    # totals; its noise variance is the GLS covariance of the cells, spread over their
+    # bins
     x = np.array([3, 1, 4, 1, 5, 9, 2])
     r = dh.publish(x, epsilon=2.0, method="DPCube-LS", width=2, ratio=0.5, rng=5)
     v_cells, v_parts = (float(noise_variance(1, c.epsilon)) for c in r.ledger)
@@ -173,7 +174,9 @@ def test_least_squares_method_error_bars_are_the_dense_posterior():
         a = np.zeros(7)
         a[lo:hi] = 1.0
         want = a @ spread @ cov @ spread.T @ a
-        assert np.isclose(r.range_stderr(lo, hi) ** 2, want)
+        assert np.isclose(r.uncertainty.noise.variance(lo, hi)[0], want)
+    # inside a cell the even spread is biased: the bins' intervals add its bracket
+    assert type(r.uncertainty.bias).__name__ == "Bracket" and "grouping bias" in r.error_bars
 
 
 def test_least_squares_needs_whole_cells():

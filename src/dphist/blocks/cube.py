@@ -8,13 +8,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._kernel import BlockSums, GroupSums, PrivateView
-from .._numeric.compact import labels_from_starts
+from .._numeric.compact import label_dtype, labels_from_starts
 from .._numeric.cube import cube_least_squares, cube_split, cube_tree
 from ..errors import CompositionError
-from ..uncertainty import ErrorModel, TreeNoise
+from ..uncertainty import TreeNoise
 from .base import Block, State, mean_absolute_noise, weighting_variance
 from .constraints import Interval, Options, rules
-from .error_bars import law_of
+from .error_bars import grouping_model, law_of
 
 __all__ = ["CubeSplit", "NoisyCells", "PartsLeastSquares", "cell_edges"]
 
@@ -105,9 +105,9 @@ class PartsLeastSquares(Block):
     counts combined by least squares), which DPBench's DPcube1D leaves out. Privacy:
     the parts are public (chosen from released counts), disjoint and cover every bin,
     so the vector of part totals has sensitivity 1; the mix is post-processing. The
-    error bars are the exact GLS posterior of the two-level tree (parts over bins)
-    given the parts; they do not model that the parts were chosen from the same noisy
-    counts.
+    error bars: the exact GLS posterior of the two-level tree (parts over cells) given
+    the parts, not modelling that the parts were chosen from the same noisy cells,
+    plus the bracket of the even spread inside each cell (:func:`grouping_model`).
     """
 
     label = "part_totals"
@@ -142,9 +142,12 @@ class PartsLeastSquares(Block):
             ([np.inf], np.full(starts.size, var_parts), np.full(cells.size, var_cells))
         )
         noise = TreeNoise.nodes(n, edges[lo], edges[hi], ptr, kids, node_var, law=law_of(view))
+        # the noise is exact for every cell total; inside a cell the even spread is
+        # biased, bounded like any publication of groups (the cells)
+        cells_as_groups = cell.astype(label_dtype(n))
         return state.with_(
             noisy=None,
             estimate=(est / sizes)[cell],
             variance=(var / sizes**2)[cell],
-            uncertainty=ErrorModel(noise),
+            uncertainty=grouping_model(state, noise, cells_as_groups),
         )
