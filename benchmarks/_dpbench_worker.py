@@ -50,6 +50,8 @@ def engine(method: str, n: int):
         "SF": lambda: thirdparty.StructureFirst_engine(),
         "DPC": lambda: DPcube1D.DPcube1D_engine(),
         "DPCube": lambda: DPcube1D.DPcube1D_engine(),
+        # DPCube-LS adds the paper's least squares, which DPcube1D leaves out
+        "DPCube-LS": lambda: DPcube1D.DPcube1D_engine(),
     }
     if method not in table:
         raise KeyError(f"no DPBench counterpart for {method!r}")
