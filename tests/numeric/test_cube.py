@@ -206,3 +206,14 @@ def test_audit_of_the_least_squares_with_cells_that_let_the_split_act():
     pairs = list(audit.method_catalogue("DPCube-LS", 8))[:2]
     result = audit.audit(mech, pairs, n_search=800, n_confirm=3_200, seed=[20260, 37])
     assert not result.flagged, result.summary()
+
+
+def test_least_squares_method_rules():
+    # the paper's stopping rule (default) and DPBench's gain rule, both between whole
+    # cells: at this epsilon both find the two steps of 22 bins (cells of 11)
+    x = np.array([0] * 22 + [50] * 22)
+    for rule in ("variance", "gain"):
+        r = dh.publish(x, epsilon=1e6, method="DPCube-LS", rule=rule, rng=2)
+        assert np.unique(r.groups).size == 2 and np.allclose(r.estimate, x, atol=1e-3)
+    with pytest.raises(ValidationError):
+        dh.publish(x, epsilon=1.0, method="DPCube-LS", rule="median")

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._kernel import BlockSums, GroupSums, PrivateView
+from .._numeric.bucketing import dpcube_partition
 from .._numeric.compact import label_dtype, labels_from_starts
 from .._numeric.cube import cube_least_squares, cube_split, cube_tree
 from ..errors import CompositionError
@@ -65,15 +66,20 @@ class CubeSplit(Block):
     partitioning), in DPBench's 1-D form: cuts anywhere (``cuts="bins"``), or, as the
     paper partitions its cell histogram, between whole cells of
     :class:`NoisyCells` (``cuts="cells"``: the split of the cell means, the noise
-    term divided by the cell width so that a full cell weighs as its bins). Post-processing
-    of released values.
+    term divided by the cell width so that a full cell weighs as its bins). Between
+    cells, ``rule="variance"`` is the paper's stopping rule as SORTaki reads it (§IV-A):
+    a part is split while the variance of its noisy cell means exceeds their noise
+    variance (:func:`~dphist._numeric.bucketing.dpcube_partition`, ``xi`` = the cell
+    noise variance over the width squared), at the cut of least squared spread.
+    Post-processing of released values.
     """
 
     label = "cube_split"
     zcdp = True
-    constraints = rules(cuts=Options("bins", "cells"))
+    constraints = rules(cuts=Options("bins", "cells"), rule=Options("gain", "variance"))
     publisher: str = "group_totals"
     cuts: str = "bins"
+    rule: str = "gain"
 
     def run(self, state: State, view: PrivateView | None) -> State:
         budget = state.budgets.get(self.publisher)
@@ -86,9 +92,14 @@ class CubeSplit(Block):
         if self.cuts == "bins":
             starts = cube_split(state.noisy, gain=gain)
         else:
-            width, totals, _ = cells
+            width, totals, variance = cells
             edges = cell_edges(width, state.n)
-            starts = edges[cube_split(totals / np.diff(edges), gain=gain / width)]
+            means = totals / np.diff(edges)
+            if self.rule == "variance":
+                cut = dpcube_partition(means, xi=float(variance) / width**2)
+            else:
+                cut = cube_split(means, gain=gain / width)
+            starts = edges[cut]
         return state.with_(noisy=None, labels=labels_from_starts(starts, state.n))
 
 

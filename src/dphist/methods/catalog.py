@@ -469,11 +469,11 @@ def dpcube(*, ratio: float = 0.5, width: int = 11) -> Pipeline:
     aliases=("dpcube-ls", "dpcube_ls"),
     complexity="O(N + C d), C = N/width cells, d = split depth",
 )
-def dpcube_ls(*, ratio: float = 0.5, width: int = 11) -> Pipeline:
+def dpcube_ls(*, ratio: float = 0.5, width: int = 11, rule: str = "variance") -> Pipeline:
     return Pipeline(
         (
             NoisyCells(share=ratio, width=width),
-            CubeSplit(cuts="cells", publisher="part_totals"),
+            CubeSplit(cuts="cells", rule=rule, publisher="part_totals"),
             PartsLeastSquares(share=REST),
         )
     )
