@@ -550,7 +550,7 @@ def _cube_raw_cells(correct: bool = False) -> Outcome:
     cells = PeekingCells if not correct else NoisyCells
     blocks = [
         cells(share=0.5, width=2),
-        CubeSplit(cuts="cells", publisher="part_totals"),
+        CubeSplit(cuts="cells", rule="variance", publisher="part_totals"),
         PartsLeastSquares(share=REST),
     ]
     mech = audit.pipeline_mechanism(f"DPCube-LS ({'noisy' if correct else 'true'} cells)", blocks)
