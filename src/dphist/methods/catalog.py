@@ -454,8 +454,8 @@ def dpcube(*, ratio: float = 0.5, width: int = 11) -> Pipeline:
 # partitions its cell histogram). The step is cited through Doudalis and Mehrotra's
 # reading (SORTaki §IV-A: the finalizer combines the part averages with the noisy
 # cells; §V: by least squares); the paper's own section numbers could not be checked
-# (only its abstract was at hand). All-range error over DPBench's DPcube1D: 0.36-0.97 at
-# epsilon 0.01 and 0.1 on six shared datasets, 0.93-1.00 at 1 but 7.4x on nettrace,
+# (only its abstract was at hand). All-range error over DPBench's DPcube1D: 0.16-0.98 at
+# epsilon 0.01 and 0.1 on six shared datasets, 0.98-1.05 at 1 but 11.8x on nettrace,
 # whose long exact parts of empty cells get the cells' noise back; so DPCube keeps
 # DPBench's form (benchmarks/cube.py, 10 seeds).
 
@@ -463,7 +463,7 @@ def dpcube(*, ratio: float = 0.5, width: int = 11) -> Pipeline:
 @register(
     "DPCube-LS",
     summary="DPCube with the paper's final least squares: noisy cells, splits between "
-    "whole cells, noisy part totals mixed with the cells",
+    "whole cells while they vary more than their noise, part totals mixed with the cells",
     cite="Xiao, Xiong, Fan, Goryczka, Li, TDP 7 (2014) 195-222 (two-phase kd-tree "
     "partitioning, least-squares estimate); the step as SORTaki §IV-A and §V describe it",
     aliases=("dpcube-ls", "dpcube_ls"),
