@@ -55,15 +55,20 @@ def test_split_rejects_bad_gain():
         cube_split([1, 2], gain=-1.0)
 
 
-def test_method_finds_the_steps_and_charges_each_phase():
+@pytest.mark.parametrize(
+    ("alias", "name", "publisher"),
+    [("dpcube1d", "DPCube", "group_totals"), ("dpcube-ls", "DPCube-LS", "part_totals")],
+)
+def test_method_finds_the_steps_and_charges_each_phase(alias, name, publisher):
     x = np.array([0] * 22 + [50] * 22 + [0] * 22)
-    r = dh.publish(x, epsilon=1e6, method="dpcube1d", rng=3)
-    assert r.method == "DPCube"
+    r = dh.publish(x, epsilon=1e6, method=alias, rng=3)
+    assert r.method == name
     # cells of 11 bins are exact at this epsilon; the split keeps the two steps only
+    # (three parts of whole cells)
     assert np.allclose(r.estimate, x, atol=1e-3)
     assert [(c.block, c.epsilon, c.size) for c in r.ledger] == [
         ("cells", 5e5, 6),
-        ("group_totals", 5e5, 3),
+        (publisher, 5e5, 3),
     ]
     lo, hi = r.interval(20, 30)
     assert lo <= x[20:30].sum() <= hi
@@ -144,18 +149,6 @@ def test_least_squares_rejects_bad_input():
     ):
         with pytest.raises(ValidationError):
             bad()
-
-
-def test_least_squares_method_by_hand_at_huge_epsilon():
-    x = np.array([0] * 22 + [50] * 22 + [0] * 22)
-    r = dh.publish(x, epsilon=1e6, method="dpcube-ls", rng=3)
-    assert r.method == "DPCube-LS"
-    assert np.allclose(r.estimate, x, atol=1e-3)
-    # six cells of 11 bins, three parts of whole cells
-    assert [(c.block, c.epsilon, c.size) for c in r.ledger] == [
-        ("cells", 5e5, 6),
-        ("part_totals", 5e5, 3),
-    ]
 
 
 def test_least_squares_method_error_bars_are_the_dense_posterior():
