@@ -4,8 +4,8 @@ Not part of dphist: started by ``dpbench.py`` with DPBench's Python (its numpy) 
 ``PYTHONPATH`` pointing at a DPBench checkout. One JSON request a line on stdin
 (``{"method", "data", "epsilon", "seed", "calls"}``; ``data`` an ``.npy`` file; ``calls``
 back-to-back calls, default 1), one JSON reply a line on stdout: the CPU seconds of
-``engine.Run`` per call (the workload is built outside the timed calls and kept) and
-the all-range error of the first call's estimate, or the error that stopped it.
+``engine.Run`` per call (the workload is built outside the timed calls and kept), the
+all-range and point errors of the first call's estimate, or the error that stopped it.
 """
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ def engine(method: str, n: int):
         "SF": lambda: thirdparty.StructureFirst_engine(),
         "DPC": lambda: DPcube1D.DPcube1D_engine(),
         "DPCube": lambda: DPcube1D.DPcube1D_engine(),
+        # DPCube-LS adds the paper's least squares, which DPcube1D leaves out
+        "DPCube-LS": lambda: DPcube1D.DPcube1D_engine(),
     }
     if method not in table:
         raise KeyError(f"no DPBench counterpart for {method!r}")
@@ -80,7 +82,8 @@ def main() -> None:
                 eng.Run(q, x, eps, seed * calls + k)
             seconds = (time.process_time() - start) / calls
             est = np.asarray(est, dtype=np.float64).reshape(-1)
-            reply = {"seconds": seconds, "error": _all_range_mse(x, est)}
+            point = float(np.mean((est - x) ** 2))
+            reply = {"seconds": seconds, "error": _all_range_mse(x, est), "point": point}
         except Exception as exc:  # reported to the driver, which prints it
             reply = {"failed": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()}
         sys.stdout.write(json.dumps(reply) + "\n")

@@ -49,8 +49,8 @@ from dphist import datasets
 from dphist.metrics import interval_mse
 
 #: dphist methods with a DPBench counterpart (``_dpbench_worker.engine``).
-COUNTERPARTS = ["HB", "AHP", "DAWA", "P-HP", "MWEM", "DPC", "DPCube", "identity", "Privelet",
-                "uniform", "Boost", "EFPA", "SF"]  # fmt: skip
+COUNTERPARTS = ["HB", "AHP", "DAWA", "P-HP", "MWEM", "DPC", "DPCube", "DPCube-LS", "identity",
+                "Privelet", "uniform", "Boost", "EFPA", "SF"]  # fmt: skip
 DATA = ["nettrace_4096", "search_logs", "nettrace"]
 WORKER = Path(__file__).with_name("_dpbench_worker.py")
 
