@@ -240,8 +240,7 @@ def _write(lines: list[str]) -> None:
 @contextlib.contextmanager
 def _no_cycles() -> Iterator[None]:
     """Pause the cyclic garbage collector: reading 10**5 charges allocates 10**5 tuples,
-    none in a cycle, that would make it scan the whole heap again and again (a fifth of
-    ``show``'s time)."""
+    none in a cycle, each batch of which would make it scan the heap again."""
     paused = gc.isenabled()
     gc.disable()
     try:
