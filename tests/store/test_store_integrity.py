@@ -75,8 +75,9 @@ def test_a_hand_edited_row_is_refused(location, sql, edit):
         assert store.budget("other").cap == 1
 
 
-def test_a_forged_appended_charge_is_refused(location, sql):
-    _filled(location)
+@pytest.mark.parametrize("sealed", [False, True])
+def test_a_forged_appended_charge_is_refused(location, sql, sealed):
+    (_sealed if sealed else _filled)(location)
     sql(
         location,
         "INSERT INTO dphist_charges VALUES ('census', 6, "
