@@ -24,7 +24,7 @@ from ..errors import PrivacyError, StoreError, StoreIntegrityError, ValidationEr
 from ..store import BudgetStore, Entry, Status, StoredBudget, checked_name
 from ..store.budget import entries, file_names
 from ..store.chain import SEP
-from .common import OptionalEpsilon, Rho, app, budget, exact
+from .base import OptionalEpsilon, Rho, app, budget, exact
 
 __all__ = ["BudgetName", "BudgetStoreOption", "charge_first"]
 

@@ -27,10 +27,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import numpy as np
-
-from .._kernel import validate_epsilon
-from .._kernel.budget import exact_text
+from .._exact import exact_text, validate_epsilon
 from ..definitions import PureDP, budget_of, zCDP
 from ..errors import BudgetExceededError, InputTypeError, ValidationError
 from .chain import SEP, cost
@@ -141,6 +138,8 @@ def file_names(text: str) -> tuple[str, ...]:
 def release_digest(release: Any) -> str:
     """SHA-256 of a release's released values and ledger: the same release gives the
     same hash whatever file format it was written in."""
+    import numpy as np  # here only: a release exists, so numpy is loaded already
+
     h = hashlib.sha256()
     values = getattr(release, "estimate", None)
     arrays = [values] if values is not None else list(getattr(release, "histograms", ()))

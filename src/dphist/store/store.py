@@ -15,7 +15,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from .._kernel.budget import exact_text
+from .._exact import exact_text
 from ..definitions import budget_of, zCDP
 from ..errors import (
     BudgetExceededError,
