@@ -25,7 +25,7 @@ ALLOWED: dict[str, set[str]] = {
     "_jit": set(),
     "_exact": {"errors"},  # exact epsilons without numpy, for what must start fast
     "_numeric": {"errors", "_jit", "_io"},  # _io: design_cache's atomic writes
-    "_kernel": {"errors", "_numeric", "_jit"},
+    "_kernel": {"errors", "_exact", "_numeric", "_jit"},
     "blocks": {"errors", "_kernel", "_numeric", "uncertainty", "_jit"},
     "workloads": {"errors"},
     "methods": {"errors", "_kernel", "_numeric", "blocks", "workloads"},

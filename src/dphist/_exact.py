@@ -1,9 +1,8 @@
 """Exact rationals for budgets, without numpy: reading an epsilon as typed, printing one.
 
-The kernel's accountant reads every epsilon the same way (``_kernel.budget``); this
-light copy serves what must start fast and never needs the kernel: privacy
-definitions, the budget store and the ``dphist budget`` commands. A test checks that
-the two agree.
+One reading of every epsilon, for the kernel's accountant (``_kernel.budget``
+re-exports it) and for what must start fast and never needs the kernel: privacy
+definitions, the budget store and the ``dphist budget`` commands.
 """
 
 from __future__ import annotations

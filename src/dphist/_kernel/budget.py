@@ -16,17 +16,13 @@ reads any data.
 from __future__ import annotations
 
 import math
-import numbers
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from decimal import Decimal, localcontext
 from enum import StrEnum
 from fractions import Fraction
-from functools import lru_cache
 
-import numpy as np
-
+from .._exact import MAX_EPSILON, as_fraction, exact_text, validate_epsilon
 from ..errors import BudgetExceededError, BudgetPlanError, InputTypeError, ValidationError
 
 __all__ = [
@@ -42,68 +38,7 @@ __all__ = [
 ]
 
 
-def as_fraction(value: object, *, name: str) -> Fraction:
-    """Read a number as an exact rational through its decimal form.
-
-    Floats are read via ``repr`` (their shortest round-tripping decimal), so the
-    rational is the number the user wrote. Integers, ``Fraction``, ``Decimal`` and
-    decimal strings are exact already. Booleans and non-finite values are refused.
-    """
-    kind = type(value)
-    if kind is Fraction:
-        return value
-    if kind is float and math.isfinite(value):
-        return _shortest_decimal(value)
-    if isinstance(value, bool | np.bool_):
-        raise InputTypeError(f"{name} must be a number; got a boolean ({value!r})")
-    if isinstance(value, Fraction):
-        return value
-    if isinstance(value, numbers.Integral):
-        return Fraction(int(value))
-    if isinstance(value, Decimal):
-        if not value.is_finite():
-            raise ValidationError(f"{name} must be finite; got {value!r}")
-        return Fraction(value)
-    if isinstance(value, numbers.Real):
-        f = float(value)
-        if not math.isfinite(f):
-            raise ValidationError(f"{name} must be finite; got {f!r}")
-        return _shortest_decimal(f)
-    if isinstance(value, str):
-        try:
-            return Fraction(value.strip())
-        except (ValueError, ZeroDivisionError):
-            raise ValidationError(f"{name} must be a number; got the string {value!r}") from None
-    raise InputTypeError(f"{name} must be a number; got {type(value).__name__}")
-
-
-@lru_cache(maxsize=1024)
-def _shortest_decimal(f: float) -> Fraction:
-    """The rational a float's shortest round-tripping decimal names (cached: the same
-    few epsilons and shares are read on every release)."""
-    return Fraction(repr(f))
-
-
 _ZERO = Fraction(0)
-_MAX_EPSILON_INT = 10**30
-MAX_EPSILON = Fraction(_MAX_EPSILON_INT)
-"""Largest epsilon accepted: beyond it the noise is far below one count and methods'
-float arithmetic (``1/epsilon**2`` and the like) would leave the float range."""
-
-
-def validate_epsilon(value: object, *, name: str = "epsilon") -> Fraction:
-    """Return epsilon as an exact positive rational, or raise naming the argument."""
-    if value is None:
-        raise InputTypeError(f"{name} is required (a positive number such as 0.5); got None")
-    eps = as_fraction(value, name=name)
-    if eps.numerator <= 0:
-        raise ValidationError(f"{name} must be > 0; got {value!r}")
-    if eps.numerator > _MAX_EPSILON_INT * eps.denominator:  # eps > MAX_EPSILON, on integers
-        shown = repr(value) if len(repr(value)) <= 30 else "a larger value"
-        raise ValidationError(
-            f"{name} must be at most 1e30 (larger values add no noise at all); got {shown}"
-        )
-    return eps
 
 
 class _Rest:
@@ -333,18 +268,3 @@ class Accountant:
                     level._sn, level._sd = mn, md
                 level._charges.append(charge)
         return charge
-
-
-def exact_text(q: Fraction) -> str:
-    """A short exact rendering of a rational: decimal when it terminates, else a/b."""
-    d = q.denominator
-    while d % 2 == 0:
-        d //= 2
-    while d % 5 == 0:
-        d //= 5
-    if d == 1:
-        with localcontext() as ctx:
-            ctx.prec = 80
-            text = format(Decimal(q.numerator) / Decimal(q.denominator), "f")
-        return text.rstrip("0").rstrip(".") if "." in text else text
-    return f"{q.numerator}/{q.denominator}"
