@@ -30,7 +30,10 @@ import tempfile
 DEFAULT = ["identity", "uniform", "Privelet", "H", "HB", "PrivTree", "OPT-H", "S2+H", "AHP",
            "DAWA", "DPC", "MWEM", "P-HP"]  # fmt: skip
 
-IMPORT = "import time; t = time.perf_counter(); import dphist; print(time.perf_counter() - t)"
+# ``import dphist`` loads its names on first use: the figure includes loading what a
+# release needs (``dh.publish``), which a bare import would leave to the first call.
+IMPORT = ("import time; t = time.perf_counter(); import dphist; dphist.publish; "
+          "print(time.perf_counter() - t)")  # fmt: skip
 
 FIRST = """
 import json, statistics, sys, time
@@ -87,8 +90,8 @@ def main() -> None:
 
     run(IMPORT, env())  # writes the bytecode an installed package has
     imports = [float(run(IMPORT, env())) for _ in range(max(args.repeats, 5))]
-    print(f"import dphist: {statistics.median(imports):.3f} s (median of {len(imports)} "
-          f"processes; target <= 0.4 s)")  # fmt: skip
+    print(f"import dphist with dh.publish loaded: {statistics.median(imports):.3f} s "
+          f"(median of {len(imports)} processes; target <= 0.4 s)")  # fmt: skip
     rounds = max(args.repeats, 5)
     seeded, secure = map(float, run(OVERHEAD.format(rounds=rounds), env()).split())
     print(f"identity per call at 4,096 bins (median of {rounds} alternated batches of 200): "
