@@ -21,7 +21,7 @@ from dphist.lab.selector.table import (
     seeds_for,
     workload_errors,
 )
-from dphist.methods.selector import WORKLOADS, Candidate
+from dphist.methods.selector import WORKLOADS, Candidate, data_independent
 
 
 def test_settings_ties_go_to_the_shallower_tree():
@@ -222,3 +222,51 @@ def test_quick_report_end_to_end(quick):
     zcdp = _table(text, "Under zCDP")
     assert [r[0] for r in zcdp[1:]] == ["trained under rho (shipped)", "pure trees"]
     assert "meets all" in head
+
+
+def test_feature_matrix_rows_are_feature_vectors():
+    rng = np.random.default_rng(3)
+    n = np.array([4, 16, 1000, 4096, 65536])
+    total = rng.normal(500.0, 800.0, n.size)  # noisy: some negative
+    top = rng.normal(200.0, 300.0, n.size)
+    got = dh.methods.selector.feature_matrix(n, 0.3, total, top)
+    for k in range(n.size):
+        want = dh.methods.selector.feature_vector(int(n[k]), 0.3, total[k], top[k])
+        np.testing.assert_array_equal(got[k], want)
+    public = dh.methods.selector.feature_matrix(n, 0.3, None)
+    assert np.isnan(public[:, 2:]).all()
+    np.testing.assert_array_equal(public[1], dh.methods.selector.feature_vector(16, 0.3, None))
+
+
+def test_vectorised_tree_walk_puts_first_what_rank_puts_first():
+    model = dh.methods.selector.load_model()
+    rng = np.random.default_rng(5)
+    n = rng.choice([16, 256, 4096, 65536], 300)
+    f = dh.methods.selector.feature_matrix(
+        n, 0.1, rng.exponential(1e4, 300), rng.exponential(4e3, 300)
+    )
+    for kind in WORKLOADS:
+        for measured, definition in ((True, "pure"), (False, "pure"), (True, "zcdp")):
+            got = model.firsts(f, kind, measured, definition)
+            want = [model.rank(row, kind, measured, definition).candidates[0].label for row in f]
+            assert got.tolist() == want
+
+
+@pytest.mark.extended
+def test_auto_errors_equal_one_release_per_workload():
+    """One release per seed and data-dependent pick gives what five releases give."""
+    x = np.random.default_rng(2).poisson(np.r_[np.full(240, 0.2), np.full(16, 3000.0)])
+    model = dh.methods.selector.load_model()
+    share = Settings().share
+    got, picks = evaluate.auto_errors(x, 1.0, model, share, seeds=2, salt=4)
+    want = np.zeros(len(WORKLOADS))
+    for s in range(2):
+        for w, kind in enumerate(WORKLOADS):
+            rel = dh.publish(x, method="auto", epsilon=1, rng=evaluate._rng(4, s),
+                             workload=kind, auto_share=share, auto_model=model)  # fmt: skip
+            pick = Candidate(rel.method, rel.params["auto"]["params"])
+            exact = exact_errors(pick, x.size, 1 - float(share))
+            want[w] += (exact if exact is not None else workload_errors(x, rel.estimate))[w] / 2
+    assert got == pytest.approx(want, rel=1e-9)
+    assert len(picks) == len(WORKLOADS)
+    assert not all(data_independent(model.candidates[p]) for p in picks)  # a real reuse
