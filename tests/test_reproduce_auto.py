@@ -222,6 +222,27 @@ def test_quick_report_end_to_end(quick):
     zcdp = _table(text, "Under zCDP")
     assert [r[0] for r in zcdp[1:]] == ["trained under rho (shipped)", "pure trees"]
     assert "meets all" in head
+    assert "**Shipped point**: hinge" in text and _table(text, "Worst cells")
+
+
+def test_shipped_point_says_what_the_other_targets_cost():
+    def row(hinge, weight, geo, near, worst, hard, shipped="", features="noisy (as auto)"):
+        return {"features": features, "hinge": hinge, "weight": weight,
+                "geo-mean regret": geo, "within 1.5x": near, "worst regret": worst,
+                "cells above 1.5x": hard, "meets all": "", "shipped": shipped}  # fmt: skip
+
+    rows = [
+        row(1.0, 0.0, 1.03, 0.81, 114.0, 391),
+        row(1.1, 30.0, 1.12, 0.79, 733.0, 11, shipped="yes"),
+        row(1.0, 1000.0, 1.70, 0.68, 5.4e4, 0),
+        row(1.0, 0.0, 0.98, 0.83, 9.0, 354, features="exact (a bound)"),
+    ]
+    text = auto.shipped_point(rows)
+    assert "**Shipped point**: hinge 1.1x, weight 30: regret 1.12" in text
+    # the bound row (exact features) is no mechanism: the least worst is a noisy row's
+    assert "the least worst is hinge 1x, weight 0: regret 1.03" in text
+    assert "the best row with none is hinge 1x, weight 1000: regret 1.7" in text
+    assert "misses the regret" in text and "No row meets every target" in text
 
 
 def test_feature_matrix_rows_are_feature_vectors():

@@ -58,6 +58,7 @@ __all__ = [
     "meets",
     "run",
     "shallowest_tied",
+    "shipped_point",
     "summary",
     "trade_offs",
     "zcdp_rows",
@@ -329,25 +330,44 @@ def _breakdown(ev: Evaluation, axis: str) -> list[dict]:
     return rows
 
 
-def _real_rows(ev: Evaluation) -> list[dict]:
+def _cell_rows(ev: Evaluation, where: Sequence[tuple[int, int, int]]) -> list[dict]:
+    """One row per ``(cell, epsilon, workload)`` index: auto's pick, the best, the regret."""
     rows = []
-    for i, cell in enumerate(ev.table.cells):
-        if cell.scale != 0:
-            continue
-        for j, eps in enumerate(ev.table.epsilons):
-            for w, kind in enumerate(WORKLOADS):
-                rows.append(
-                    {
-                        "dataset": cell.shape,
-                        "epsilon": eps,
-                        "workload": kind,
-                        "auto picks": ev.picks[i][j][w],
-                        "best": ev.best_label(i, j, w),
-                        "regret": float(ev.regret[i, j, w]),
-                        "vs identity/HB": float(ev.auto[i, j, w] / ev.baseline[i, j, w]),
-                    }
-                )
+    for i, j, w in where:
+        cell = ev.table.cells[i]
+        rows.append(
+            {
+                "histogram": cell.shape,
+                "bins": cell.n,
+                "records": cell.scale or "as is",
+                "epsilon": ev.table.epsilons[j],
+                "workload": WORKLOADS[w],
+                "auto picks": ev.picks[i][j][w],
+                "best": ev.best_label(i, j, w),
+                "regret": float(ev.regret[i, j, w]),
+                "vs identity/HB": float(ev.auto[i, j, w] / ev.baseline[i, j, w]),
+            }
+        )
     return rows
+
+
+def _real_rows(ev: Evaluation) -> list[dict]:
+    shape = ev.regret.shape
+    where = [
+        (i, j, w)
+        for i, cell in enumerate(ev.table.cells)
+        if cell.scale == 0
+        for j in range(shape[1])
+        for w in range(shape[2])
+    ]
+    return _cell_rows(ev, where)
+
+
+def _worst_rows(ev: Evaluation, k: int = 12) -> list[dict]:
+    order = np.argsort(ev.regret, axis=None)[::-1][:k]
+    return _cell_rows(
+        ev, [tuple(int(v) for v in np.unravel_index(o, ev.regret.shape)) for o in order]
+    )
 
 
 def _write_model(folder: Path, model: Model) -> bool:
@@ -372,7 +392,56 @@ def _trade_off_section(rep: Report, a: Table, b: Table, settings: Settings, work
         f"cells above {GUARD:g}x the better of identity and HB and none above "
         f"{HARD_GUARD:g}x.",
     )
-    rep.table(trade_offs(a, b, settings, workers), floatfmt=".3g")
+    rows = trade_offs(a, b, settings, workers)
+    rep.table(rows, floatfmt=".3g")
+    rep.text(shipped_point(rows))
+
+
+def shipped_point(rows: Sequence[dict]) -> str:
+    """The trade-off table in words: the shipped row, and for the worst-cell and the
+    hard-guard targets what the rows that come nearest them give up."""
+    noisy = [r for r in rows if r["features"].startswith("noisy")]
+    ship = next(r for r in noisy if r["shipped"])
+    geo, near = "geo-mean regret", f"within {NEAR:g}x"
+    hard = f"cells above {HARD_GUARD:g}x"
+
+    def said(r: dict) -> str:
+        return (
+            f"hinge {r['hinge']:g}x, weight {r['weight']:g}: regret {r[geo]:.3g}, "
+            f"{r[near]:.1%} within {NEAR:g}x, worst {r['worst regret']:.3g}x, "
+            f"{int(r[hard])} cells above {HARD_GUARD:g}x identity/HB"
+        )
+
+    least_worst = min(noisy, key=lambda r: r["worst regret"])
+    safe = [r for r in noisy if r[hard] == 0]
+    met = [r for r in rows if r["meets all"]]
+    text = [f"**Shipped point**: {said(ship)}."]
+    text.append(
+        f"Worst cell at most {TARGET_WORST:g}x: no row comes near; the least worst is "
+        f"{said(least_worst)}."
+    )
+    if safe:
+        best_safe = min(safe, key=lambda r: r[geo])
+        lost = best_safe[geo] > TARGET_GEOMEAN or best_safe[near] < TARGET_NEAR
+        text.append(
+            f"None above {HARD_GUARD:g}x: the best row with none is {said(best_safe)}"
+            + (
+                f"; it misses the regret or within-{NEAR:g}x target ({TARGET_GEOMEAN:g}, "
+                f"{TARGET_NEAR:.0%})."
+                if lost
+                else "."
+            )
+        )
+    else:
+        text.append(f"None above {HARD_GUARD:g}x: no row.")
+    if met:
+        text.append("Rows that meet every target: " + "; ".join(said(r) for r in met) + ".")
+    else:
+        text.append(
+            "No row meets every target. The shipped point is the one the settings search "
+            "chose; the rows beside it show what each other target would cost."
+        )
+    return "\n\n".join(text)
 
 
 def zcdp_rows(pure: Table, z: Table, settings: Settings) -> list[dict]:
@@ -473,6 +542,8 @@ def run(
     rep.table(scores, floatfmt=".3g")
     _zcdp_section(rep, z_rows)
     _trade_off_section(rep, a, b, settings, workers)
+    rep.section("Worst cells", "The largest held-out regrets, with auto's most frequent pick.")
+    rep.table(_worst_rows(ev), floatfmt=".3g")
     real = _real_rows(ev)
     if real:
         rep.section("Shared datasets as they are", "Per epsilon and workload.")
