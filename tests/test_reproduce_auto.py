@@ -14,6 +14,7 @@ from dphist.lab.selector import evaluate, fit
 from dphist.lab.selector.fit import Settings
 from dphist.lab.selector.table import (
     Cell,
+    Table,
     build_table,
     cell_errors,
     coarsen,
@@ -35,6 +36,31 @@ def test_settings_ties_go_to_the_shallower_tree():
     # among equally deep settings the lower score wins
     assert auto.shallowest_tied([5, 5, 6], scores(1.49, 1.48, 1.30)) == 2
     assert auto.shallowest_tied([5, 5, 6], scores(1.49, 1.48, 1.475)) == 1
+    # tied at one depth: the share auto runs with wins over a lower score
+    assert auto.shallowest_tied([5, 5], scores(1.59, 1.58), [True, False]) == 0
+    assert auto.shallowest_tied([5, 5], scores(1.65, 1.58), [True, False]) == 1
+
+
+def test_unsplit_features_are_never_split_on():
+    rng = np.random.default_rng(0)
+    cells = tuple(Cell("s", n, t) for n in (16, 256, 4096) for t in (10**3, 10**5, 10**7))
+    cands = dh.methods.selector.CANDIDATES
+    errors = rng.lognormal(0.0, 1.0, (len(cells), 2, len(cands), len(WORKLOADS)))
+    facts = np.array([[c.scale, c.scale * rng.uniform(0.1, 1.0)] for c in cells])
+    table = Table(cells, (0.1, 1.0), cands, errors, facts)
+    model = fit.fit_model(table, np.arange(len(cells)), Settings(depth=3, min_leaf=0.05))
+    used = set()
+
+    def walk(node):
+        if "feature" in node:
+            used.add(dh.methods.selector.FEATURES[node["feature"]])
+            walk(node["low"])
+            walk(node["high"])
+
+    for trees in model.trees.values():
+        for tree in trees.values():
+            walk(tree)
+    assert used and not used & set(fit.UNSPLIT)
 
 
 def test_coarsen_keeps_the_total_and_adjacency():

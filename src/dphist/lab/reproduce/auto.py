@@ -130,18 +130,25 @@ def choose_settings(
     """The shallowest settings whose held-out geometric-mean proxy regret is within
     :data:`TIE` of the least, and the scores (naive regret against the table's least
     mean: for ranking settings only). A deeper tree must earn its leaves: the score
-    is noisy, and on the 8-trial tables depths 5 and 6 tie at 1.48."""
+    is noisy, and on the 8-trial tables depths 5 and 6 tie at 1.48; so must a share
+    other than ``auto``'s default (:func:`shallowest_tied`)."""
     with ProcessPoolExecutor(max_workers=workers) as pool:
         scores = list(pool.map(_score, [(table, o) for o in options]))
-    return options[shallowest_tied([o.depth for o in options], scores)], scores
+    default = [o.share == DEFAULT_SHARE for o in options]
+    return options[shallowest_tied([o.depth for o in options], scores, default)], scores
 
 
-def shallowest_tied(depths: Sequence[int], scores: Sequence[dict]) -> int:
+def shallowest_tied(
+    depths: Sequence[int], scores: Sequence[dict], default: Sequence[bool] | None = None
+) -> int:
     """Index of the least depth among the scores within :data:`TIE` of the least
-    geometric-mean regret (then the lower score, then the first)."""
+    geometric-mean regret (then the one with ``auto``'s default share, ``default[k]``,
+    since a model trained for another share would not be the one ``auto`` runs; then
+    the lower score, then the first)."""
     regret = [s["geo-mean regret"] for s in scores]
     near = [k for k, r in enumerate(regret) if r <= min(regret) * TIE]
-    return min(near, key=lambda k: (depths[k], regret[k], k))
+    other = [not d for d in default] if default is not None else [False] * len(regret)
+    return min(near, key=lambda k: (depths[k], other[k], regret[k], k))
 
 
 def summary(ev: Evaluation) -> dict[str, float]:
