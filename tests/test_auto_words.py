@@ -14,7 +14,7 @@ import pytest
 import dphist as dh
 from dphist.errors import ValidationError
 from dphist.methods.advisor import choose, pure_equivalent
-from dphist.methods.selector import FEATURES, PLAIN, WORKLOADS, load_model
+from dphist.methods.selector import DEFAULT_SHARE, FEATURES, PLAIN, WORKLOADS, load_model
 
 # a leaf threshold prints as "<=", "<" or a feature's name; none may reach a reason
 _LEAF = re.compile(r"<=|<|>=|>|" + "|".join(FEATURES))
@@ -91,7 +91,7 @@ def test_auto_under_rho_is_one_zcdp_release():
     rel = dh.publish(x, rho=Fraction(1, 10), method="auto", rng=5, workload="point")
     assert rel.definition == "zcdp" and sum(c.epsilon for c in rel.ledger) == Fraction(1, 10)
     assert {c.primitive.value for c in rel.ledger} == {"discrete_gaussian"}
-    assert rel.ledger[0].epsilon == Fraction(1, 1000)  # the features: 1% of rho
+    assert rel.ledger[0].epsilon == Fraction(1, 10) * DEFAULT_SHARE  # the features' share
     assert "2 sqrt(rho)" in rel.params["auto"]["reason"]
     assert rel.params["auto"]["method"] == rel.method
 

@@ -41,14 +41,16 @@ def test_settings_ties_go_to_the_shallower_tree():
     assert auto.shallowest_tied([5, 5], scores(1.65, 1.58), [True, False]) == 1
 
 
-def test_unsplit_features_are_never_split_on():
+def test_ignored_features_are_never_split_on():
     rng = np.random.default_rng(0)
     cells = tuple(Cell("s", n, t) for n in (16, 256, 4096) for t in (10**3, 10**5, 10**7))
     cands = dh.methods.selector.CANDIDATES
     errors = rng.lognormal(0.0, 1.0, (len(cells), 2, len(cands), len(WORKLOADS)))
     facts = np.array([[c.scale, c.scale * rng.uniform(0.1, 1.0)] for c in cells])
     table = Table(cells, (0.1, 1.0), cands, errors, facts)
-    model = fit.fit_model(table, np.arange(len(cells)), Settings(depth=3, min_leaf=0.05))
+    ignore = ("log10_signal",)
+    settings = Settings(depth=3, min_leaf=0.05, ignore=ignore)
+    model = fit.fit_model(table, np.arange(len(cells)), settings)
     used = set()
 
     def walk(node):
@@ -60,7 +62,7 @@ def test_unsplit_features_are_never_split_on():
     for trees in model.trees.values():
         for tree in trees.values():
             walk(tree)
-    assert used and not used & set(fit.UNSPLIT)
+    assert used and not used & set(ignore)
 
 
 def test_coarsen_keeps_the_total_and_adjacency():

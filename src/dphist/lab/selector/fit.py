@@ -40,7 +40,6 @@ __all__ = [
     "GUARD",
     "GUARD_WEIGHT",
     "TRAIN_GUARD",
-    "UNSPLIT",
     "Settings",
     "costs",
     "fit_model",
@@ -59,17 +58,6 @@ GUARD = 1.2
 #: more geometric-mean regret than 1.2 with weight 10.
 TRAIN_GUARD = 1.1
 GUARD_WEIGHT = 30.0
-#: Features the trees do not split on. ``log10_signal`` (epsilon x total) is
-#: ``log10_signal_per_bin + log10 N``: nothing a tree on the other two lacks, but a
-#: split on it learnt on domains of at most 4,096 bins misplaces larger ones -- NetTrace
-#: (65,536 bins, 25,714 records in one block of 2,218) at epsilon 0.1 has the total
-#: signal of a 4,096-bin histogram whose bins hold records well above the noise, and
-#: the trees sent its points to sDPC (55x the best, held out). Split on the per-bin
-#: signal, a density that transfers across domain sizes, it goes to PrivTree (0.66x):
-#: held out from the tables alone, the regret moves from 1.128 to 1.133, the shared
-#: datasets from 1.59 to 1.47, cells above 1.2x the better of identity and HB from
-#: 0.49% to 0.43%.
-UNSPLIT: tuple[str, ...] = ("log10_signal",)
 
 
 @dataclass(frozen=True)
@@ -83,7 +71,7 @@ class Settings:
     hinge: float = TRAIN_GUARD
     weight: float = GUARD_WEIGHT
     exact_features: bool = False  # True: the true facts, no noise (a bound, not auto)
-    ignore: tuple[str, ...] = UNSPLIT  # features (of FEATURES) no split reads
+    ignore: tuple[str, ...] = ()  # features (of FEATURES) no split reads (a measurement)
 
 
 def costs(
