@@ -1,13 +1,24 @@
 import numpy as np
 import pytest
 
+#: Test files that start a Spark session: one worker runs them all (one JVM, not two).
+SPARK_FILES = ("tests/test_spark.py", "tests/streams/test_spark_stream.py",
+               "tests/audit/test_record_pairs.py")  # fmt: skip
 
-def pytest_configure(config):
-    """Tests marked ``xdist_group`` run in one worker (one Spark JVM, not two): the
-    default ``-n 2`` distribution becomes ``loadgroup``, which is ``load`` otherwise."""
-    config.addinivalue_line("markers", "xdist_group(name): run the group in one xdist worker")
-    if getattr(config.option, "dist", None) == "load":
-        config.option.dist = "loadgroup"
+
+def pytest_xdist_make_scheduler(config, log):
+    """``-n 2``'s ``load`` distribution, with every Spark test sent to one worker.
+    (xdist's own ``loadgroup`` marks no longer reach its scheduler under pytest 9, which
+    keeps a node's id apart from the ``_nodeid`` that xdist rewrites.)"""
+    if config.getvalue("dist") not in ("load", "loadgroup"):
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class OneSparkWorker(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "spark" if nodeid.startswith(SPARK_FILES) else nodeid
+
+    return OneSparkWorker(config, log)
 
 
 @pytest.fixture

@@ -444,7 +444,7 @@ def _bad_cases(tmp: Path) -> list[tuple[list[str], int, str]]:
             2,
             "than or equal to 1",
         ),
-        (["in.csv", "-c", "v", "--domain", "0:1e9:1", *ok], 2, "of memory"),
+        (["in.csv", "-c", "v", "--domain", "0:2e9:1", *ok], 2, "of memory"),
         (["in.csv", "-c", "v", "--domain", "0:1e12:1", *ok], 2, "at most 2,147,483,648"),
         (["in.csv", "-c", "v", *dom, *ok, "--plot", "p.xyz"], 2, "cannot write a plot"),
         (["in.csv", "-c", "v", *dom, *ok, "--plot", "no/p.png"], 2, "no directory"),

@@ -44,7 +44,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     "accuracy": {"errors", "methods", "session", "uncertainty", "workloads"},
     "groupsize": {"errors", "_kernel", "_numeric", "guarantee"},
-    "ingest": {"errors", "_kernel", "groupsize", "_jit"},
+    "ingest": {"errors", "_kernel", "groupsize", "_jit", "resources"},
     "records": {
         "errors", "_kernel", "ingest", "methods", "release", "resources", "session", "store",
     },

@@ -152,6 +152,16 @@ def test_memory_check_states_the_estimate():
         )
 
 
+def test_a_domain_no_publication_could_hold_is_refused_before_its_edges_are_built(monkeypatch):
+    need = resources.memory_estimate(10**8, "identity")  # 25 bytes a bin: 2.3 GiB
+    with pytest.raises(ValidationError, match=rf"at least {need / 2**30:.1f} GiB.*has 1\.0 GiB"):
+        resources.check_domain(10**8, available=2**30)
+    resources.check_domain(10**6, available=2**30)
+    monkeypatch.setattr(resources, "available_memory", lambda: 2**20)  # 1 MiB: no edges built
+    with pytest.raises(ValidationError, match="Use wider bins"):
+        dphist.ingest.binning(domain="0:1e9:1")
+
+
 # --------------------------------------------------------------------------- CLI
 
 

@@ -9,8 +9,6 @@ import pytest
 from dphist import ingest
 from dphist.errors import ValidationError
 
-pytestmark = pytest.mark.xdist_group("spark")
-
 RNG = np.random.default_rng(7)
 EDGES = ingest.binning(domain="-3.7:100:0.7").edges  # widths not exact in binary
 N = 4000

@@ -26,7 +26,7 @@ import time
 
 from .errors import ValidationError
 
-__all__ = ["available_memory", "bytes_per_bin", "check_bins", "memory_estimate"]
+__all__ = ["available_memory", "bytes_per_bin", "check_bins", "check_domain", "memory_estimate"]
 
 _MIB = 2**20
 _FIXED = {"python": 4 * _MIB, "cli": 100 * _MIB}
@@ -123,4 +123,16 @@ def check_bins(
             f"{n:,} bins with method {method!r} need about {_gib(need)} of memory; this "
             f"machine has {_gib(free)} available. Use wider bins (at most about "
             f"{most:,} bins) or a lighter method"
+        )
+
+
+def check_domain(n: int, available: int | None = None) -> None:
+    """Refuse ``n`` bins that not even the lightest publication (identity's) could hold,
+    before a binning builds their ``n + 1`` edges (gigabytes at 10**9 bins)."""
+    free = available_memory() if available is None else available
+    need = memory_estimate(n, "identity")
+    if free is not None and need > _SHARE_OF_AVAILABLE * free:
+        raise ValidationError(
+            f"{n:,} bins need at least {_gib(need)} of memory to publish; this machine has "
+            f"{_gib(free)} available. Use wider bins"
         )

@@ -9,9 +9,9 @@ hold lists). Mutants, the rules these pairs were built against, must be flagged:
 ids kept as one unit, and a list read by ``np.asarray``.
 
 Default run: every pair of the DuckDB sources counted at four salts, the mechanism
-audited on one edge pair; Spark (one JVM, ``xdist_group``) on a first-edge pair and a
-NaN-id pair. Extended (``-m extended``): every pair of every source counted at eight
-salts and audited (about 15 minutes on one core, Spark's included).
+audited on one edge pair; Spark (one JVM: the conftest sends its tests to one worker) on
+a first-edge pair and a NaN-id pair. Extended (``-m extended``): every pair of every
+source counted at eight salts and audited (about 15 minutes on one core, Spark's included).
 """
 
 from __future__ import annotations
@@ -73,7 +73,6 @@ def test_the_mechanism_on_an_edge_pair(audit_row):
 
 
 @pytest.mark.extended  # ~20 s with Spark's start; tests/test_spark.py covers the edges
-@pytest.mark.xdist_group("spark")
 def test_spark_record_pairs(spark, audit_row):
     """-0.0 at a first edge 0 aborted the Spark job; NaN ids were one unit. (Every Spark
     pair runs in the extended test: a Spark job takes a second or two.)"""
@@ -130,7 +129,6 @@ def test_every_record_pair_audited(source, audit_row):
 
 
 @pytest.mark.extended
-@pytest.mark.xdist_group("spark")
 def test_every_spark_record_pair_audited(spark, audit_row):
     results = audit.audit_records(identity(), records.record_catalogue(["spark"]), spark=spark,
                                   salts=8, seed=[*SEED, 99])  # fmt: skip

@@ -10,8 +10,6 @@ import pytest
 import dphist as dh
 from dphist import BudgetStore
 
-pytestmark = pytest.mark.xdist_group("spark")
-
 RNG = np.random.default_rng(3)
 N = 600
 EDGES = dh.ingest.binning(domain="-3.7:100:0.7").edges

@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .. import resources
 from ..errors import DataDependentParameterError, InputTypeError, ValidationError
 
 __all__ = [
@@ -138,6 +139,7 @@ class Binning:
         n = math.ceil((b - a) / w)
         if n > MAX_BINS:
             raise ValidationError(f"domain {a:g}:{b:g}:{w:g} has {n:,} bins; at most {MAX_BINS:,}")
+        resources.check_domain(n)
         edges = a + np.arange(n + 1, dtype=np.float64) * w
         edges[-1] = b
         if n > 1 and edges[-2] >= b:  # (hi - lo) / width rounded up past an exact multiple
