@@ -451,16 +451,13 @@ def shipped_point(rows: Sequence[dict]) -> str:
     return "\n\n".join(text)
 
 
-#: What the "Sparse point queries" rows leave out of the splits (see there).
-SIGNAL = ("log10_signal",)
-
-
 def split_rows(a: Table, b: Table, settings: Settings) -> list[dict]:
     """Table-only held-out figures of ``settings`` as shipped and with no split on
-    :data:`SIGNAL`, with each real dataset of more than 4,096 bins's point regrets."""
+    epsilon x total, with each real dataset of more than 4,096 bins's point regrets."""
     big = [i for i, c in enumerate(a.cells) if c.scale == 0 and c.n > max(SIZES)]
     rows = []
-    for label, ignore in (("every feature (shipped)", ()), ("not epsilon x total", SIGNAL)):
+    no_signal = ("log10_signal",)  # epsilon x total (see _split_section)
+    for label, ignore in (("every feature (shipped)", ()), ("not epsilon x total", no_signal)):
         ev = table_only(a, b, replace(settings, ignore=ignore))
         s = summary(ev)
         row = {
@@ -589,10 +586,14 @@ def run(
     _zcdp_section(rep, z_rows)
     _trade_off_section(rep, a, b, settings, workers)
     _split_section(rep, a, b, settings)
+    _cell_sections(rep, ev)
+    return rep.write(folder)
+
+
+def _cell_sections(rep: Report, ev: Evaluation) -> None:
     rep.section("Worst cells", "The largest held-out regrets, with auto's most frequent pick.")
     rep.table(_worst_rows(ev), floatfmt=".3g")
     real = _real_rows(ev)
     if real:
         rep.section("Shared datasets as they are", "Per epsilon and workload.")
         rep.table(real, floatfmt=".3g")
-    return rep.write(folder)
