@@ -2,10 +2,10 @@
 
 Not part of dphist: started by ``dpbench.py`` with DPBench's Python (its numpy) and
 ``PYTHONPATH`` pointing at a DPBench checkout. One JSON request a line on stdin
-(``{"method", "data", "epsilon", "seed"}``; ``data`` an ``.npy`` file), one JSON reply a
-line on stdout: the CPU seconds of ``engine.Run`` (the workload is built outside the
-timed call and kept) and the all-range error of the estimate, or the error that
-stopped it.
+(``{"method", "data", "epsilon", "seed", "calls"}``; ``data`` an ``.npy`` file; ``calls``
+back-to-back calls, default 1), one JSON reply a line on stdout: the CPU seconds of
+``engine.Run`` per call (the workload is built outside the timed calls and kept), the
+all-range and point errors of the first call's estimate, or the error that stopped it.
 """
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ def engine(method: str, n: int):
         "SF": lambda: thirdparty.StructureFirst_engine(),
         "DPC": lambda: DPcube1D.DPcube1D_engine(),
         "DPCube": lambda: DPcube1D.DPcube1D_engine(),
+        # DPCube-LS adds the paper's least squares, which DPcube1D leaves out
+        "DPCube-LS": lambda: DPcube1D.DPcube1D_engine(),
     }
     if method not in table:
         raise KeyError(f"no DPBench counterpart for {method!r}")
@@ -73,11 +75,15 @@ def main() -> None:
             if key not in cache:
                 cache[key] = engine(req["method"], x.size)
             eng, q = cache[key]
+            calls, seed, eps = int(req.get("calls", 1)), int(req["seed"]), float(req["epsilon"])
             start = time.process_time()
-            est = eng.Run(q, x, float(req["epsilon"]), int(req["seed"]))
-            seconds = time.process_time() - start
+            est = eng.Run(q, x, eps, seed)
+            for k in range(1, calls):  # back to back, seeds seed*calls+k: a warm loop
+                eng.Run(q, x, eps, seed * calls + k)
+            seconds = (time.process_time() - start) / calls
             est = np.asarray(est, dtype=np.float64).reshape(-1)
-            reply = {"seconds": seconds, "error": _all_range_mse(x, est)}
+            point = float(np.mean((est - x) ** 2))
+            reply = {"seconds": seconds, "error": _all_range_mse(x, est), "point": point}
         except Exception as exc:  # reported to the driver, which prints it
             reply = {"failed": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()}
         sys.stdout.write(json.dumps(reply) + "\n")

@@ -100,3 +100,55 @@ def test_grouping_releases_spread_one_variance_per_group_when_read(method):
                        private=False, guarantee="", noise_variance=lazy)  # fmt: skip
     assert np.array_equal(given.noise_variance, variance)
     assert given.to_dict()["noise_variance"] == rel.to_dict()["noise_variance"]
+
+
+@pytest.mark.parametrize(
+    ("entropy", "key"),
+    [(0, ()), (7, ()), (7, (0,)), (7, (3, 1)), (2**32, (5,)), (2**200 + 11, (2**40, 0)),
+     (123456789, (0, 1, 2, 3, 4, 5))],
+)  # fmt: skip
+def test_fast_pcg64_is_numpys_seeded_stream(entropy, key):
+    from dphist._kernel.seeding import pcg64, pcg64_words
+
+    seq = np.random.SeedSequence(entropy, spawn_key=key)
+    assert pcg64_words(entropy, key).tolist() == seq.generate_state(4, np.uint64).tolist()
+    assert np.array_equal(pcg64(entropy, key).random_raw(8), np.random.PCG64(seq).random_raw(8))
+    assert np.array_equal(pcg64(entropy, key).seed_seq.generate_state(3), seq.generate_state(3))
+
+
+def test_seeded_releases_draw_from_the_spawned_numpy_stream():
+    from dphist._kernel.noise import GeneratorBits
+
+    bits = GeneratorBits.from_seed((11, ())).spawn()
+    child = np.random.SeedSequence(11).spawn(1)[0]
+    assert np.array_equal(bits.words(5), np.random.PCG64(child).random_raw(5))
+
+
+@pytest.mark.parametrize("n", [1, 5, 4096])
+def test_protect_compiled_clamp_equals_numpy(n):
+    rng = np.random.default_rng(n)
+    x = rng.integers(0, 2**62, n) >> rng.integers(0, 62, n)  # int64, some above the cap
+    cap = 2**53 // n
+    assert np.array_equal(protect(x)._read(), np.minimum(x, cap))
+    assert np.array_equal(protect(x[::-1])._read(), np.minimum(x[::-1], cap))  # strided
+    bad = x.copy()
+    bad[-1] = -3
+    where = f"1 entries are negative .first at index {n - 1}"
+    with pytest.raises(dh.errors.DomainError, match=where):
+        protect(bad)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.float64])
+def test_a_total_query_reads_the_total_summed_at_sealing(dtype):
+    from fractions import Fraction
+
+    from dphist._kernel import Accountant, noise_source, protect_grid
+    from dphist._kernel.view import PrivateView
+
+    x = np.array([3, 0, 2**60 if dtype == np.int64 else 9, 4], dtype=dtype)
+    for sealed in (protect(x), protect(x).reordered(np.array([3, 2, 1, 0])),
+                   protect_grid(x.reshape(2, 2))):  # fmt: skip
+        assert sealed._total() == int(sealed._read().sum())
+        view = PrivateView(sealed, Accountant(Fraction(10**9)), noise_source(0), "b")
+        m = view.measure(BlockSums(4, 4), epsilon=10**9)  # noise below 2**-1000: none
+        assert m.values.tolist() == [sealed._total()] and BlockSums(4, 9).whole

@@ -397,6 +397,7 @@ def publish(
     amount = {"rho": rho} if rho is not None else {"epsilon": epsilon}
     if budget is None:
         budget = zCDP(rho) if rho is not None else PureDP(epsilon)
+        amount = {budget.name: budget.amount}  # read once: the release takes the whole cap
         epsilon = None
     else:
         stored_cost(budget, epsilon, rho)  # a rho release on a pure budget: refused here

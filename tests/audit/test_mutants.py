@@ -34,8 +34,11 @@ from dphist.blocks import (
     REST,
     AHPClustering,
     Block,
+    CubeSplit,
     GroupTotals,
     NoisyBins,
+    NoisyCells,
+    PartsLeastSquares,
     Pipeline,
     SortByNoisy,
     SquaredErrorGrouping,
@@ -297,6 +300,20 @@ class RawThreshold(Threshold):
         return state.with_(noisy=noisy, estimate=noisy)
 
 
+@dataclass(frozen=True, kw_only=True)
+class PeekingCells(NoisyCells):
+    """MUTANT: DPCube's noisy cells, charged and measured as usual, but the cell totals
+    handed on to the least-squares mix are the true ones: within a part the released
+    bins then differ by exactly their true cells' difference."""
+
+    def run(self, state, view):
+        state = super().run(state, view)
+        width, _, variance = state.notes["cells"]
+        raw = view._data._read().astype(np.float64)  # test-only: peeks past the kernel
+        totals = np.add.reduceat(raw, np.arange(0, raw.size, width))
+        return state.with_(notes={**state.notes, "cells": (width, totals, variance)})
+
+
 def data_range_bins(x: np.ndarray, generator: np.random.Generator, *, public: bool = False):
     """Two equal-width coarse bins over the data's [min, max] (MUTANT) or over the
     whole public domain (``public=True``), noisy totals spread evenly; bins outside
@@ -525,6 +542,24 @@ def _worst_query_half(correct: bool = False) -> Outcome:
     return from_audit(res)
 
 
+def _cube_raw_cells(correct: bool = False) -> Outcome:
+    """DPCube-LS (cells of 2 bins) whose least squares mixes the true cell totals with
+    the noisy part totals. Every draw is charged, so only the black-box audit can see
+    it: on flat counts the split keeps cells together, and a record moves the released
+    difference of two bins of one part by exactly half a count (true loss: unbounded)."""
+    cells = PeekingCells if not correct else NoisyCells
+    blocks = [
+        cells(share=0.5, width=2),
+        CubeSplit(cuts="cells", rule="variance", publisher="part_totals"),
+        PartsLeastSquares(share=REST),
+    ]
+    mech = audit.pipeline_mechanism(f"DPCube-LS ({'noisy' if correct else 'true'} cells)", blocks)
+    x = np.array([6, 6, 6, 6, 6, 6, 6, 6])
+    pairs = [pair(x, 3, +1, "a cell inside a part"), pair(x, 4, -1, "a cell inside a part")]
+    res = audit.audit(mech, pairs, seed=SEED, **FAST)
+    return from_audit(res)
+
+
 ZOO = [
     Mutant("noise scale x0.5", "2", _scale_halved),
     Mutant("per-bin draws in a group (|g|=2)", "2", _copies),
@@ -538,6 +573,7 @@ ZOO = [
     Mutant("AHP threshold on true counts (N2 pair)", "inf", _ahp_raw_threshold),
     Mutant("PrivTree split without the depth bias", "5.2", _privtree_unbiased),
     Mutant("MWEM worst query: sensitivity 1/2", "2", _worst_query_half),
+    Mutant("DPCube least squares on the true cells", "inf", _cube_raw_cells),
 ]
 
 CONTROLS = [

@@ -301,7 +301,7 @@ class Accountant:
         """:meth:`child`, or this accountant itself when ``cap`` is all of it and nothing
         is spent yet: a sub-ledger with its parent's cap and no sibling is its parent
         (one level fewer to check and commit on every charge)."""
-        if not self._sn and cap == self.cap:
+        if not self._sn and (cap is self.cap or cap == self.cap):
             return self
         return self.child(cap, label=label)
 

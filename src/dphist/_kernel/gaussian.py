@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
@@ -23,7 +24,7 @@ from .._jit import njit
 from ..errors import InternalError, ValidationError
 from .coins import bernoulli_exp_neg, laplace_draw
 from .lookup import gaussian_add
-from .noise import BitSource, drive, use_tables
+from .noise import BitSource, check_out, drive, use_tables
 from .tables import gaussian_size, gaussian_table
 
 __all__ = [
@@ -134,12 +135,8 @@ def add_discrete_gaussian(bits: BitSource, out: np.ndarray, a: int, b: int) -> N
     directly.
     Both are exact; the choice depends on public sizes only.
     """
-    q = _q(a, b)
-    if not (a >= 1 and b >= 1 and q < _MAX_Q):
-        raise InternalError(f"discrete Gaussian parameters out of range: a={a}, b={b}")
-    if out.dtype != np.int64 or out.ndim != 1:
-        raise InternalError("noise is added to a 1-D int64 vector")
-    if use_tables(out.shape[0], gaussian_size(a, b)):
+    check_out(out)
+    if use_tables(out.shape[0], _thresholds(a, b)):
         args = (*gaussian_table(a, b).args, a, b)
         drive(bits, out, gaussian_add, args, 1, 4)
         return
@@ -148,6 +145,14 @@ def add_discrete_gaussian(bits: BitSource, out: np.ndarray, a: int, b: int) -> N
     # probability below exp(-2**33 / t**2), nil for every sigma the sampler accepts
     max_y = np.uint64((1 << 62) // (t * b))
     drive(bits, out, _direct_add, (np.uint64(a), np.uint64(b), np.uint64(t), max_y), 30)
+
+
+@lru_cache(maxsize=256)
+def _thresholds(a: int, b: int) -> int:
+    """:func:`~dphist._kernel.tables.gaussian_size` of parameters checked in range."""
+    if not (a >= 1 and b >= 1 and _q(a, b) < _MAX_Q):
+        raise InternalError(f"discrete Gaussian parameters out of range: a={a}, b={b}")
+    return gaussian_size(a, b)
 
 
 def discrete_gaussian(bits: BitSource, a: int, b: int, size: int) -> np.ndarray:

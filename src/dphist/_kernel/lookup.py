@@ -32,35 +32,48 @@ _MAX_Q = (1 << 62) - 2  # |Y| = 1 + 256**D Q + digits stays below 2**62
 
 
 @njit(cache=True)
+def descend(units, pos, v, lo, hi, th):  # pragma: no cover - compiled
+    """Outcome among the thresholds ``lo..hi-1`` starting in the cell of ``V``'s first
+    unit ``v``: each unit of ``V`` (the next ones read from ``units[pos:]``) narrows
+    them to those below it and those continuing with it, until none continue;
+    ``(lo, next position)``, the position -1 when the units run out, -2 on a tie of
+    all 192 bits."""
+    c = 0
+    while True:
+        while lo < hi and th[lo * THRESHOLD_UNITS + c] < v:
+            lo += 1
+        top = lo
+        while top < hi and th[top * THRESHOLD_UNITS + c] == v:
+            top += 1
+        c += 1
+        if lo == top:  # equal so far to none: decided
+            return lo, pos
+        if c == THRESHOLD_UNITS:
+            return lo, -2
+        if pos >= units.shape[0]:
+            return lo, -1
+        hi = top
+        v = units[pos]
+        pos += 1
+
+
+@njit(cache=True)
 def table_index(units, pos, th, cum, shift, row):  # pragma: no cover - compiled
     """Outcome ``#{j : B_j <= V}`` of table ``row``, ``V`` read from ``units[pos:]``:
     the cell of the first unit's top bits narrows the candidates to the thresholds
-    starting in it, the first unit and then each further one to those continuing with
-    it; ``pos`` -1 when the units run out, -2 on a tie of all 192 bits."""
-    n = units.shape[0]
-    if pos >= n:
+    starting in it (:func:`descend` decides among them); ``pos`` -1 when the units
+    run out, -2 on a tie of all 192 bits."""
+    if pos >= units.shape[0]:
         return 0, -1
     v = units[pos]
     pos += 1
     cell = v >> shift
     lo = np.int64(cum[row, cell])
     hi = np.int64(cum[row, cell + 1])
-    c = 0
-    while lo < hi:
-        while lo < hi and th[lo * THRESHOLD_UNITS + c] < v:
-            lo += 1
-        top = lo
-        while top < hi and th[top * THRESHOLD_UNITS + c] == v:
-            top += 1
-        hi = top
-        c += 1
-        if lo < hi:  # equal so far: the next unit decides
-            if c == THRESHOLD_UNITS:
-                return 0, -2
-            if pos >= n:
-                return 0, -1
-            v = units[pos]
-            pos += 1
+    if lo < hi:
+        lo, pos = descend(units, pos, v, lo, hi, th)
+        if pos < 0:
+            return 0, pos
     return lo - cum[row, 0], pos
 
 
@@ -129,8 +142,9 @@ def laplace_add(units, pos, out, start, th, cum, shift, m, d):  # pragma: no cov
     """Discrete Laplace draws added to ``out[start:]`` (statuses in the module doc).
 
     Each draw reads row 0 (the sign and ``Q``, or zero), the tail row while ``Q >= m``
-    and the ``d`` digit rows, one lookup each: :func:`table_index` written out once
-    for all rows (a call per draw costs more than the draw; one compiled function).
+    and the ``d`` digit rows, one lookup each: :func:`table_index`'s cell lookup
+    written out once for all rows (a call per draw costs more than the draw), with
+    :func:`descend` called only when thresholds start in the cell.
     """
     n = units.shape[0]
     edge = 2 * m + 2
@@ -150,22 +164,10 @@ def laplace_add(units, pos, out, start, th, cum, shift, m, d):  # pragma: no cov
             cell = v >> shift
             lo = np.int64(cum[row, cell])
             hi = np.int64(cum[row, cell + 1])
-            c = 0
-            while lo < hi:  # thresholds start in this cell: compare unit by unit
-                while lo < hi and th[lo * THRESHOLD_UNITS + c] < v:
-                    lo += 1
-                top = lo
-                while top < hi and th[top * THRESHOLD_UNITS + c] == v:
-                    top += 1
-                hi = top
-                c += 1
-                if lo < hi:
-                    if c == THRESHOLD_UNITS:
-                        return i, first, -2
-                    if pos >= n:
-                        return i, first, -1
-                    v = units[pos]
-                    pos += 1
+            if lo < hi:  # thresholds start in this cell: compare unit by unit
+                lo, pos = descend(units, pos, v, lo, hi, th)
+                if pos < 0:
+                    return i, first, pos
             k = lo - cum[row, 0]
             if row == 0:
                 y = k - m - 1  # the value itself when there is no tail and no digit
@@ -254,22 +256,10 @@ def gaussian_add(units, pos, out, start, th, cum, shift, half, a, b):  # pragma:
         cell = v >> shift
         lo = np.int64(cum[0, cell])
         hi = np.int64(cum[0, cell + 1])
-        c = 0
-        while lo < hi:  # as in laplace_add
-            while lo < hi and th[lo * THRESHOLD_UNITS + c] < v:
-                lo += 1
-            top = lo
-            while top < hi and th[top * THRESHOLD_UNITS + c] == v:
-                top += 1
-            hi = top
-            c += 1
-            if lo < hi:
-                if c == THRESHOLD_UNITS:
-                    return i, first, -2
-                if pos >= n:
-                    return i, first, -1
-                v = units[pos]
-                pos += 1
+        if lo < hi:  # as in laplace_add
+            lo, pos = descend(units, pos, v, lo, hi, th)
+            if pos < 0:
+                return i, first, pos
         y = lo - half - 1
         if lo == 0 or lo == edge:
             y, pos = gaussian_one(units, first, th, cum, shift, half, a, b)

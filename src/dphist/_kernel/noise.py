@@ -44,6 +44,7 @@ from .._jit import njit
 from ..errors import InputTypeError, InternalError, PrivacyError, ValidationError
 from .coins import bernoulli_exp_neg, laplace_draw, uniform_below
 from .lookup import laplace_add
+from .seeding import pcg64
 from .tables import laplace_size, laplace_tables
 
 __all__ = [
@@ -53,6 +54,7 @@ __all__ = [
     "SystemBits",
     "add_discrete_laplace",
     "bernoulli_exp_neg",
+    "check_out",
     "discrete_laplace_variance",
     "drive",
     "lattice_parameters",
@@ -64,7 +66,8 @@ __all__ = [
 ]
 
 _MAX_T = 1 << 56  # t * K and t * V stay below 2**63 while K, V < 128
-_CHUNK = 1 << 20  # words per fetch (8 MB): the samplers' memory is bounded by it
+_CHUNK = 1 << 14  # words per fetch (128 KB): reused memory in cache; fresh multi-MB
+# buffers cost more in page faults than their random bytes on some machines
 
 
 class BitSource:
@@ -94,7 +97,7 @@ class SystemBits(BitSource):
 
     def words(self, n: int) -> np.ndarray:
         if n <= _CHUNK:  # one read (the samplers ask for at most _CHUNK words at a time)
-            return np.frombuffer(_urandom(8 * n), dtype=np.uint64).copy()
+            return np.frombuffer(_urandom(8 * n), _U64).copy()
         out = np.empty(n, dtype=np.uint64)
         dest = out.view(np.uint8)
         for done in range(0, n, _CHUNK):
@@ -143,6 +146,9 @@ class GeneratorBits(BitSource):
     def bit_generator(self) -> np.random.BitGenerator:
         if self._bitgen is None:
             seed = self._seed
+            if type(seed) is tuple and self._kind is np.random.PCG64:
+                self._bitgen = pcg64(*seed)  # numpy's stream, built without its objects
+                return self._bitgen
             if type(seed) is tuple:
                 seed = np.random.SeedSequence(seed[0], spawn_key=seed[1])
             self._bitgen = self._kind(seed)
@@ -160,11 +166,17 @@ class GeneratorBits(BitSource):
         return GeneratorBits.from_seed(seed.spawn(1)[0], self._kind)
 
     def words(self, n: int) -> np.ndarray:
-        if not self._pending.size:
-            return self.bit_generator.random_raw(n)
-        kept, self._pending = self._pending[:n], self._pending[n:]
-        fresh = self.bit_generator.random_raw(n - kept.size)
-        return np.concatenate((kept, fresh))
+        kept = self._pending
+        if not kept.size:
+            return (self._bitgen or self.bit_generator).random_raw(n)
+        if kept.size >= n:
+            self._pending = kept[n:]
+            return kept[:n]
+        out = np.empty(n, dtype=np.uint64)
+        out[: kept.size] = kept
+        out[kept.size :] = (self._bitgen or self.bit_generator).random_raw(n - kept.size)
+        self._pending = _NO_WORDS
+        return out
 
     def unread(self, words: np.ndarray) -> None:
         """Seeded streams keep unused words, so outputs never depend on chunk sizes."""
@@ -204,22 +216,32 @@ def drive(
     the stream (a partly read word is dropped), so the output depends on the word
     stream only, never on chunk sizes. ``per_value`` estimates the units a value takes.
     """
-    unit = np.uint64 if per_word == 1 else np.uint16
+    unit = _UNIT[per_word]
     size = out.shape[0]
-    done, pos = 0, 0
-    units = bits.words(min(_CHUNK, (per_value * size) // per_word + 16)).view(unit)
-    while True:
-        done, pos, status = kernel(units, pos, out, done, *args)
+    units = bits.words(_words_for(per_value * size, per_word)).view(unit)
+    done, pos, status = kernel(units, 0, out, 0, *args)
+    joined = False
+    while done < size or status < -1:
         if status < -1:
             raise InternalError("exact noise sampler exceeded its integer headroom")
-        if done >= size:
-            break
-        more = bits.words(min(_CHUNK, (per_value * (size - done)) // per_word + 16))
+        more = bits.words(_words_for(per_value * (size - done), per_word))
         units = np.concatenate((units[pos:], more.view(unit)))
-        pos = 0
-    if bits.keeps_unread:
+        joined = True
+        done, pos, status = kernel(units, 0, out, done, *args)
+    if bits.keeps_unread:  # joined units may leave the whole words unaligned: a copy
         left = units[pos + (units.shape[0] - pos) % per_word :]
-        bits.unread(np.array(left).view(np.uint64))
+        bits.unread((left.copy() if joined else left).view(_U64))
+
+
+_U64 = np.dtype(np.uint64)  # dtype objects: numpy converts a scalar type on every call
+_UNIT = {1: _U64, 4: np.dtype(np.uint16)}
+
+
+def _words_for(units: int, per_word: int) -> int:
+    """Words to fetch for an estimated ``units``: a margin of a sixty-fourth, sixteen
+    units and four words (a draw's rare extra units: a threshold's first unit matched,
+    a tail), so that a second read is rare, at most ``_CHUNK``."""
+    return min(_CHUNK, (units + (units >> 6) + 16) // per_word + 4)
 
 
 def use_tables(size: int, thresholds: int) -> bool:
@@ -242,15 +264,41 @@ def add_discrete_laplace(bits: BitSource, out: np.ndarray, t: int, s: int) -> No
     16-bit units a draw); small ones the direct CKS20 Algorithm 2, whose setup is nil.
     Both are exact, so the law is the same; the choice depends on public sizes only.
     """
-    if not (1 <= t <= _MAX_T and 1 <= s < (1 << 63)):
-        raise InternalError(f"discrete Laplace parameters out of range: t={t}, s={s}")
-    if out.dtype != np.int64 or out.ndim != 1:
-        raise InternalError("noise is added to a 1-D int64 vector")
-    if not use_tables(out.shape[0], laplace_size(t, s)):
+    check_out(out)
+    size = out.shape[0]
+    thresholds, tables = _LAPLACE.get((t, s)) or _laplace_plan(t, s)
+    if not use_tables(size, thresholds):
         drive(bits, out, _direct_add, (t, s), 12)
         return
-    tb = laplace_tables(t, s)
-    drive(bits, out, laplace_add, tb.args, tb.d + 1, 4)
+    if tables is None:
+        tables = _laplace_plan(t, s, build=True)[1]
+    drive(bits, out, laplace_add, *tables)
+
+
+def check_out(out: np.ndarray) -> None:
+    """Noise is added to a 1-D int64 vector."""
+    if (out.dtype is not _INT64 and out.dtype != _INT64) or out.ndim != 1:
+        raise InternalError("noise is added to a 1-D int64 vector")
+
+
+_INT64 = np.dtype(np.int64)
+_LAPLACE: dict[tuple[int, int], tuple[int, tuple | None]] = {}
+
+
+def _laplace_plan(t: int, s: int, build: bool = False) -> tuple[int, tuple | None]:
+    """``(thresholds, (table arguments, units a draw, 4))`` of scale ``t/s``, checked in
+    range and remembered (the tables once a request uses them; ``laplace_tables`` keeps
+    them too)."""
+    if not (1 <= t <= _MAX_T and 1 <= s < (1 << 63)):
+        raise InternalError(f"discrete Laplace parameters out of range: t={t}, s={s}")
+    tables = None
+    if build:
+        tb = laplace_tables(t, s)
+        tables = (tb.args, tb.d + 1, 4)
+    plan = (laplace_size(t, s), tables)
+    if len(_LAPLACE) < 4096:
+        _LAPLACE[(t, s)] = plan
+    return plan
 
 
 def discrete_laplace(bits: BitSource, t: int, s: int, size: int) -> np.ndarray:

@@ -319,6 +319,11 @@ class BlockSums(Query):
             return np.array([x.sum()], dtype=np.int64)
         return np.add.reduceat(x, np.arange(0, self.n, self.width, dtype=np.int64))
 
+    @property
+    def whole(self) -> bool:
+        """One block: the query is the total (which the sealed counts keep)."""
+        return self.width >= self.n
+
 
 @dataclass(frozen=True, eq=False)
 class IntervalSums(Query):

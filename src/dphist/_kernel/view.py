@@ -221,7 +221,10 @@ class PrivateView:
         """Read the counts (after the charge), answer ``query`` and add noise in place,
         ``add(part, *params)``, to each part of ``plan``; the variance is one number for
         an unweighted query."""
-        noisy = query.apply(self._data._read())
+        if getattr(query, "whole", False):  # the total, summed when the counts were sealed
+            noisy = np.array([self._data._total()], dtype=np.int64)
+        else:
+            noisy = query.apply(self._data._read())
         if getattr(query, "weights", None) is None:
             (_, params), *_ = plan
             add(noisy, *params)
@@ -393,7 +396,7 @@ def run_pipeline(
     for block in blocks:
         eps = plan[block.name]
         view = None
-        if eps > 0:
+        if eps.numerator > 0:  # an exact share (integer test: no rational comparison)
             view = PrivateView(
                 data,
                 budget.part(eps, label=block.name),

@@ -9,7 +9,7 @@ from .clustering import (
     RelativeErrorGrouping,
     Threshold,
 )
-from .cube import CubeSplit, NoisyCells
+from .cube import CubeSplit, NoisyCells, PartsLeastSquares
 from .fixed import FixedQueries
 from .group import GroupTotals
 from .mwem import MultiplicativeWeights
@@ -55,6 +55,7 @@ __all__ = [
     "NoisyMeans",
     "NoisyTotal",
     "OptimizedHierarchy",
+    "PartsLeastSquares",
     "Pipeline",
     "RelativeErrorGrouping",
     "SortByNoisy",

@@ -54,7 +54,8 @@ class NoisyTotal(Block):
 
     Privacy: one measurement of the total (sensitivity 1) with the block's share.
     The estimate is biased wherever the counts are not flat; its intervals bracket a
-    range between 0 and the whole total (counts are never negative).
+    range between 0 and the whole total (counts are never negative). The estimate and
+    its variance are each one number viewed per bin (read-only, no ``n``-sized array).
     """
 
     label = "noisy_total"
@@ -67,7 +68,7 @@ class NoisyTotal(Block):
         n = state.n
         noise = GroupNoise(n, _FIRST, m.variance, tail_of(m, view))
         return state.with_(
-            estimate=np.full(n, total / n),
+            estimate=constant(n, total / n),  # one number viewed per bin, like the variance
             variance=constant(n, m.variance / n**2),
             uncertainty=ErrorModel(noise, Bracket(Groups.one(n))),
         )

@@ -31,6 +31,7 @@ from ..blocks import (
     NoisyMeans,
     NoisyTotal,
     OptimizedHierarchy,
+    PartsLeastSquares,
     Pipeline,
     RelativeErrorGrouping,
     SortByNoisy,
@@ -432,7 +433,7 @@ register_sortaki()
 # 11 bins, a top-down split judged on them, the rest on one noisy total per part. Where
 # it departs from the paper (cells of 11 bins, not single bins: width=1 gives those; a
 # 1/epsilon noise term against squared spreads; no least-squares mix of the two
-# phases), it follows DPBench, whose figures it reproduces.
+# phases: DPCube-LS below adds it), it follows DPBench, whose figures it reproduces.
 
 
 @register(
@@ -446,6 +447,36 @@ register_sortaki()
 )
 def dpcube(*, ratio: float = 0.5, width: int = 11) -> Pipeline:
     return Pipeline((NoisyCells(share=ratio, width=width), CubeSplit(), GroupTotals(share=REST)))
+
+
+# The paper's own last step, which DPcube1D leaves out: the cell histogram and the parts'
+# noisy totals combined by least squares (the parts made of whole cells, as the paper
+# partitions its cell histogram). The step is cited through Doudalis and Mehrotra's
+# reading (SORTaki §IV-A: the finalizer combines the part averages with the noisy
+# cells; §V: by least squares); the paper's own section numbers could not be checked
+# (only its abstract was at hand). All-range error over DPBench's DPcube1D: 0.16-0.98 at
+# epsilon 0.01 and 0.1 on six shared datasets, 0.98-1.05 at 1 but 11.8x on nettrace,
+# whose long exact parts of empty cells get the cells' noise back; so DPCube keeps
+# DPBench's form (benchmarks/cube.py, 10 seeds).
+
+
+@register(
+    "DPCube-LS",
+    summary="DPCube with the paper's final least squares: noisy cells, splits between "
+    "whole cells while they vary more than their noise, part totals mixed with the cells",
+    cite="Xiao, Xiong, Fan, Goryczka, Li, TDP 7 (2014) 195-222 (two-phase kd-tree "
+    "partitioning, least-squares estimate); the step as SORTaki §IV-A and §V describe it",
+    aliases=("dpcube-ls", "dpcube_ls"),
+    complexity="O(N + C d), C = N/width cells, d = split depth",
+)
+def dpcube_ls(*, ratio: float = 0.5, width: int = 11, rule: str = "variance") -> Pipeline:
+    return Pipeline(
+        (
+            NoisyCells(share=ratio, width=width),
+            CubeSplit(cuts="cells", rule=rule, publisher="part_totals"),
+            PartsLeastSquares(share=REST),
+        )
+    )
 
 
 # --- Older competitors compared in AHP §5 and SReB_GCA §6, in DP-correct form.

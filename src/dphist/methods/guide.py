@@ -45,6 +45,7 @@ GUIDE: dict[str, tuple[str, str]] = {
     "sDPC": ("sort, DPCube splits", "skewed point queries"),
     "sDAWA": ("sort, DAWA partition", "skewed point queries"),
     "DPCube": ("noisy cells, then splits", "range queries on large blocky domains"),
+    "DPCube-LS": ("DPCube, cells mixed back in", "range queries at small epsilon"),
     "NF": ("NoiseFirst grouping", "a published competitor, for comparisons"),
     "GS": ("fixed-width groups, sorted", "a published competitor, for comparisons"),
     "SF": ("StructureFirst buckets", "comparisons; needs a public count bound"),
