@@ -29,6 +29,7 @@ import numpy as np
 from ...errors import InternalError
 from ...methods.advisor import choose, pure_equivalent
 from ...methods.selector import SMALL_DOMAIN, WORKLOADS, Candidate, Model, feature_matrix
+from ...release import Release
 from ...session import publish
 from .fit import Settings, fit_model, simulated_facts
 from .table import Table, exact_errors, seeds_for, workload_errors
@@ -106,7 +107,8 @@ def auto_errors(
 
 def _auto_release(
     x: np.ndarray, eps: Fraction, model: Model, share: Fraction, salt: int, seed: int, kind: str
-):
+) -> Release:
+    """One release made as a user's, seeded by ``(salt, seed)``."""
     return publish(
         x, method="auto", epsilon=eps, rng=_rng(salt, seed), workload=kind,
         auto_share=share, auto_model=model,
