@@ -6,21 +6,43 @@
 True
 """
 
+import sys
 from importlib import import_module
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from . import errors
-from ._kernel import REST
-from .accuracy import Accuracy, accuracy, epsilon_for, linear_methods
-from .definitions import PureDP, zCDP
 from .errors import BudgetExceededError, DphistError, UnknownMethodError
-from .methods import MethodInfo, get_method, list_methods
-from .release import Release
-from .session import Session, publish, zcdp_methods
-from .uncertainty import NoErrorBarError
 
-# Imported on first use (``dh.twod``, ``dh.histogram``, ...): ``import dphist`` loads
-# only what a publication of counts needs.
+if TYPE_CHECKING:
+    from ._kernel import REST
+    from .accuracy import Accuracy, accuracy, epsilon_for, linear_methods
+    from .definitions import PureDP, zCDP
+    from .methods import MethodInfo, get_method, list_methods
+    from .release import Release
+    from .session import Session, publish, zcdp_methods
+    from .uncertainty import NoErrorBarError
+
+# Every name is imported on first use (``dh.publish``, ``dh.twod``, ...): ``import
+# dphist`` alone loads nothing heavy, so the budget commands start without numpy.
 _LAZY = {
+    "REST": ("_kernel", "REST"),
+    "Accuracy": ("accuracy", "Accuracy"),
+    "accuracy": ("accuracy", "accuracy"),
+    "epsilon_for": ("accuracy", "epsilon_for"),
+    "linear_methods": ("accuracy", "linear_methods"),
+    "PureDP": ("definitions", "PureDP"),
+    "zCDP": ("definitions", "zCDP"),
+    "methods": ("methods", None),
+    "MethodInfo": ("methods", "MethodInfo"),
+    "get_method": ("methods", "get_method"),
+    "list_methods": ("methods", "list_methods"),
+    "Release": ("release", "Release"),
+    "Session": ("session", "Session"),
+    "publish": ("session", "publish"),
+    "zcdp_methods": ("session", "zcdp_methods"),
+    "uncertainty": ("uncertainty", None),
+    "NoErrorBarError": ("uncertainty", "NoErrorBarError"),
     "datasets": ("datasets", None),
     "export": ("export", None),
     "groupsize": ("groupsize", None),
@@ -56,6 +78,19 @@ def __getattr__(name: str) -> object:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
+
+
+class _Package(ModuleType):
+    """``dh.accuracy`` is the function, as when it was imported eagerly: importing the
+    submodule of that name later (``from dphist.accuracy import ...``) must not rebind
+    the package attribute to the module."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if not (name == "accuracy" and isinstance(value, ModuleType)):
+            super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 __version__ = "0.1.0"

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar
 
-from ._kernel import validate_epsilon
-from ._kernel.zcdp import approx_dp_epsilon
+from ._exact import validate_epsilon
 from .errors import InputTypeError
 
 __all__ = ["PureDP", "budget_of", "zCDP"]
@@ -60,6 +59,8 @@ class zCDP:
     def epsilon_at(self, delta: float) -> float:
         """The smallest epsilon with rho-zCDP => (epsilon, delta)-DP (Canonne, Kamath,
         Steinke 2020, Corollary 13)."""
+        from ._kernel.zcdp import approx_dp_epsilon
+
         return approx_dp_epsilon(float(self.rho), delta)
 
 

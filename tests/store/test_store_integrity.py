@@ -4,6 +4,7 @@ nothing is charged or published from it."""
 from __future__ import annotations
 
 import sqlite3
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -74,8 +75,9 @@ def test_a_hand_edited_row_is_refused(location, sql, edit):
         assert store.budget("other").cap == 1
 
 
-def test_a_forged_appended_charge_is_refused(location, sql):
-    _filled(location)
+@pytest.mark.parametrize("sealed", [False, True])
+def test_a_forged_appended_charge_is_refused(location, sql, sealed):
+    (_sealed if sealed else _filled)(location)
     sql(
         location,
         "INSERT INTO dphist_charges VALUES ('census', 6, "
@@ -174,3 +176,81 @@ def test_a_release_without_its_charge_is_refused(tmp_path, sql):
     _filled(path)
     sql(path, "UPDATE dphist_releases SET seq = 99")
     assert "no charge 99" in _refused(path)
+
+
+# ------------------------------------------------------------------ seals
+
+
+def _sealed(location: str, n: int = 5) -> None:
+    """:func:`_filled`, then opened once: the check seals the rows it followed."""
+    _filled(location, n)
+    with BudgetStore(location, create=False) as store:
+        store.budget("census")
+
+
+def _seal(location: str, sql) -> list[tuple]:
+    return sql(location, "SELECT charges, releases FROM dphist_seals WHERE budget = 'census'")
+
+
+SEALED_EDITS = ["amount lowered", "spent lowered", "middle charge deleted", "last charge deleted",
+                "head moved back", "release files edited", "release moved",
+                "charge method edited"]  # fmt: skip
+
+
+@pytest.mark.parametrize("edit", SEALED_EDITS)
+def test_an_edited_sealed_row_is_refused(location, sql, edit):
+    _sealed(location)
+    assert _seal(location, sql) == [(5, 1)]
+    sql(location, EDITS[edit])
+    _refused(location)
+    with (
+        BudgetStore(location, create=False) as store,
+        pytest.raises(StoreIntegrityError, match=FAILS),
+    ):
+        store.budget("census", check=False).rows()  # what show reads
+
+
+def test_a_seal_that_disagrees_is_refused(location, sql):
+    _sealed(location)
+    sql(location, "UPDATE dphist_seals SET digest = 'f00d'")
+    assert "does not match its seal" in _refused(location)
+    with pytest.raises(StoreIntegrityError, match="its seal"), BudgetStore(location) as store:
+        store.check()  # the chain holds row by row: the seal alone is wrong
+
+
+def test_rows_removed_under_a_seal_are_refused(location, sql):
+    """A deleted release and its ledger pass a check row by row (as a charge whose release
+    never came); under a seal they are missed."""
+    _sealed(location)
+    sql(location, "DELETE FROM dphist_ledgers")
+    sql(location, "DELETE FROM dphist_releases")
+    with (
+        BudgetStore(location, create=False) as store,
+        pytest.raises(StoreIntegrityError, match="fewer rows than its seal"),
+    ):
+        store.budget("census", check=False).rows()
+
+
+def test_a_stale_seal_is_harmless_and_renewed(location, sql):
+    rel = dh.publish(np.arange(4), epsilon="0.001", method="identity", rng=0)
+    with BudgetStore(location) as store:
+        census = store.create("census", epsilon=1)
+        done, late = (census.charge(epsilon="0.001", method="identity") for _ in range(2))
+        done.record(rel, [])
+        store.budget("census")
+        assert _seal(location, sql) == [(2, 1)]
+        late.record(rel, [])  # recorded after the seal: it holds one release too few
+        census.charge(epsilon="0.001", method="identity")  # and a charge came after it
+        status, rows = census.rows()
+        assert status.charges == 3 and [bool(r[3]) for r in rows] == [True, True, False]
+        assert _seal(location, sql) == [(3, 2)]  # checked row by row, sealed again
+        assert [e.released for e in census.entries()] == [True, True, False]
+        assert store.check()[0].spent == Fraction(3, 1000)
+
+
+def test_a_store_made_before_seals_is_read_and_sealed(location, sql):
+    _filled(location, n=3)
+    sql(location, "DROP TABLE dphist_seals")
+    with BudgetStore(location, create=False) as store:
+        assert store.budget("census").status().charges == 3
+    assert _seal(location, sql) == [(3, 1)]

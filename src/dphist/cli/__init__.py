@@ -10,7 +10,9 @@ no traceback reaches the user (``DPHIST_TRACEBACK=1`` shows one for internal err
 Commands: ``demo`` and ``methods`` (:mod:`.info`), ``publish`` (:mod:`.publish`),
 ``check`` (:mod:`.check`: for the data owner, not private), ``plan`` (:mod:`.plan`),
 ``groupsize`` (:mod:`.groupsize`), ``budget`` (:mod:`.budget`), ``stream``
-(:mod:`.stream`), ``bench`` and ``reproduce`` (:mod:`.lab`).
+(:mod:`.stream`), ``bench`` and ``reproduce`` (:mod:`.lab`). A command's module is
+imported only when that command runs (``dphist budget show`` starts without numpy);
+the help and an unknown command import them all.
 """
 
 from __future__ import annotations
@@ -19,20 +21,41 @@ import functools
 import os
 import sys
 from collections.abc import Sequence
+from importlib import import_module
 from typing import Any
 
 import typer
 
 from ..errors import DphistError
-from . import budget, check, groupsize, info, lab, plan, publish, stream
-from .common import UsageError, app
+from .base import UsageError
+from .base import app as _app
 
 __all__ = ["app", "main"]
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 PREFIX = "dphist: error: "
-# importing the command modules registers their commands
-_COMMANDS = (budget, check, groupsize, info, lab, plan, publish, stream)
+# each command's module, whose import registers it on the app (in this order)
+_MODULES = ("budget", "check", "groupsize", "info", "lab", "plan", "publish", "stream")
+_COMMANDS = {"demo": "info", "methods": "info", "bench": "lab", "reproduce": "lab"}
+
+
+def _register(args: Sequence[str] | None = None) -> tuple[str, ...]:
+    """Import the module of the command ``args`` names (the first argument that is not
+    an option: the top level has only flags), or every module when it names none."""
+    name = next((a for a in args or () if not a.startswith("-")), None)
+    module = _COMMANDS.get(name, name) if name is not None else None
+    wanted = (module,) if module in _MODULES else _MODULES
+    for module in wanted:
+        import_module(f".{module}", __name__)
+    return tuple(m for m in _MODULES if f"{__name__}.{m}" in sys.modules)
+
+
+def __getattr__(name: str) -> Any:
+    """``app``: the Typer app with every command registered."""
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    _register()
+    return _app
 
 
 def _fail(message: str, code: int) -> int:
@@ -42,15 +65,16 @@ def _fail(message: str, code: int) -> int:
 
 
 @functools.cache
-def _command() -> Any:
-    """The click command built from the Typer app (once per process: it costs ~20 ms)."""
-    return typer.main.get_command(app)
+def _command(registered: tuple[str, ...]) -> Any:
+    """The click command built from the Typer app with the ``registered`` command
+    modules (once per set and process: it costs ~20 ms)."""
+    return typer.main.get_command(_app)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line on ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
-    command = _command()
     args = list(sys.argv[1:] if argv is None else argv)
+    command = _command(_register(args))
     try:
         result = command.main(args=args, prog_name="dphist", standalone_mode=False)
     except typer.Abort:

@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 
 from ..errors import StoreError, StoreIntegrityError
 
-__all__ = ["BUSY_SECONDS", "SCHEMA", "connect", "default_location", "is_url"]
+__all__ = ["BUSY_SECONDS", "SCHEMA", "SEALS", "connect", "default_location", "is_url"]
 
 BUSY_SECONDS = 60.0  # how long a writer waits for another one before giving up
 
@@ -39,6 +39,13 @@ BUSY_SECONDS = 60.0  # how long a writer waits for another one before giving up
 # release's definition and amount, the charge, the total after it), a release's fields
 # likewise (method, files as JSON, the release's hash, its ledger's hash): the very text
 # each row's hash covers (chain.py). Ledgers, the bulk, sit apart from what `show` reads.
+# A budget's seal: charges 1 to `charges`, holding `releases` releases, hash to `digest`
+# (chain.seal_digest). Stores made before seals existed get the table with their first seal.
+SEALS = """CREATE TABLE IF NOT EXISTS dphist_seals (
+        budget TEXT PRIMARY KEY REFERENCES dphist_budgets (name),
+        charges INTEGER NOT NULL,
+        releases INTEGER NOT NULL,
+        digest TEXT NOT NULL)"""
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS dphist_meta (
         key TEXT PRIMARY KEY,
@@ -70,6 +77,7 @@ SCHEMA = (
         ledger TEXT NOT NULL,
         PRIMARY KEY (budget, seq),
         FOREIGN KEY (budget, seq) REFERENCES dphist_charges (budget, seq))""",
+    SEALS,
 )
 
 

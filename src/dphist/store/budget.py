@@ -27,10 +27,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import numpy as np
-
-from .._kernel import validate_epsilon
-from .._kernel.budget import exact_text
+from .._exact import exact_text, validate_epsilon
 from ..definitions import PureDP, budget_of, zCDP
 from ..errors import BudgetExceededError, InputTypeError, ValidationError
 from .chain import SEP, cost
@@ -113,22 +110,19 @@ class Entry(NamedTuple):
     digest: str | None
 
 
-def entries(charges: Iterable[tuple], releases: Iterable[tuple]) -> list[Entry]:
+def entries(rows: Iterable[tuple]) -> list[Entry]:
     """:class:`Entry` objects from :meth:`StoredBudget.rows`."""
     number: dict[str, Fraction] = {}  # amounts repeat: read each once
     make, out, none = Entry._make, [], (False, None, (), None)
-    later = iter(releases)  # in charge order, a subset of the charges
-    r = next(later, None)
-    for seq, fields, _ in charges:
-        at, method, definition, amount, charged, _ = fields.split(SEP)
+    for seq, charge, _, release, _ in rows:
+        at, method, definition, amount, charged, _ = charge.split(SEP)
         a = number.get(amount) or number.setdefault(amount, Fraction(amount))
         c = number.get(charged) or number.setdefault(charged, Fraction(charged))
-        if r is None or r[0] != seq:
-            out.append(make((seq, at, method, definition, a, c, *none)))
-            continue
-        by, files, digest, _ = r[1].split(SEP)
-        out.append(make((seq, at, method, definition, a, c, True, by, file_names(files), digest)))
-        r = next(later, None)
+        done = none
+        if release:
+            by, files, digest, _ = release.split(SEP)
+            done = (True, by, file_names(files), digest)
+        out.append(make((int(seq), at, method, definition, a, c, *done)))
     return out
 
 
@@ -144,6 +138,8 @@ def file_names(text: str) -> tuple[str, ...]:
 def release_digest(release: Any) -> str:
     """SHA-256 of a release's released values and ledger: the same release gives the
     same hash whatever file format it was written in."""
+    import numpy as np  # here only: a release exists, so numpy is loaded already
+
     h = hashlib.sha256()
     values = getattr(release, "estimate", None)
     arrays = [values] if values is not None else list(getattr(release, "histograms", ()))
@@ -246,14 +242,15 @@ class StoredBudget:
 
     def history(self) -> tuple[Status, list[Entry]]:
         """The budget's status and every charge, read together (chain checked)."""
-        status, charges, releases = self.rows()
-        return status, entries(charges, releases)
+        status, rows = self.rows()
+        return status, entries(rows)
 
-    def rows(self) -> tuple[Status, list[tuple], list[tuple]]:
-        """The status, every charge and every release as stored, chain checked:
-        ``(seq, fields, hash)`` each, in order, the fields tab-separated texts (a
-        charge's: time, method, definition, amount, charged, total; a release's: method,
-        files as JSON, digest, ledger hash). For tools that print or export many charges;
+    def rows(self) -> tuple[Status, list[tuple]]:
+        """The status and every charge with its release as stored, chain checked:
+        ``(seq, fields, hash, release fields, release hash)`` texts each, in order, the
+        fields tab-separated (a charge's: time, method, definition, amount, charged,
+        total; a release's: method, files as JSON, digest, ledger hash; both release
+        texts '' until it is recorded). For tools that print or export many charges;
         :meth:`history` parses them into :class:`Entry` objects."""
         return self.store._history(self)
 

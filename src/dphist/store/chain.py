@@ -15,6 +15,14 @@ are digits and hex. A row stores its fields as that one text, exactly what its h
 covers: checking a row is one hash of what was read, and no field can be read back
 differently from how it was hashed.
 
+A *seal* spares reading the chain row by row: one SHA-256 over the stored texts of a
+prefix of charges (each with its release, :data:`ROW`), written by a reader that has
+just checked those rows one by one. Rows are only ever appended, so a later read whose
+prefix hashes to the seal holds exactly the rows checked then, and only the charges
+after it are followed one by one (:func:`seal_digest`). A prefix holding more releases
+than its seal is stale (a release recorded late): it is checked row by row and sealed
+again. One holding fewer charges or releases, or other texts, was edited.
+
 The chain finds corruption and hand edits; it is not a signature: whoever can write
 the store and recompute SHA-256 can forge it, so guard the store itself with file
 permissions or database roles (docs/budget.md).
@@ -30,11 +38,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from hashlib import sha256
+from itertools import chain
 from typing import NamedTuple
 
 from ..errors import PrivacyError, StoreIntegrityError
 
 __all__ = [
+    "ROWS",
     "Broken",
     "Charge",
     "Tail",
@@ -46,12 +56,23 @@ __all__ = [
     "joined",
     "release_hash",
     "row_hash",
+    "seal_digest",
+    "sealed_tail",
     "text_hash",
     "verify_chain",
     "verify_ledgers",
 ]
 
 SEP = "\t"
+
+# Each charge with its release (what ``show`` prints and a seal covers): its number as
+# text, fields and hash, its release's fields and hash ('' until it is recorded).
+ROWS = (
+    "SELECT CAST(c.seq AS TEXT), c.fields, c.hash, coalesce(r.fields, ''), "
+    "coalesce(r.hash, '') FROM dphist_charges c "
+    "LEFT JOIN dphist_releases r ON r.budget = c.budget AND r.seq = c.seq "
+    "WHERE c.budget = ? ORDER BY c.seq"
+)
 
 
 class Broken(Exception):
@@ -242,6 +263,30 @@ def verify_ledgers(name: str, ledgers: Iterable[tuple]) -> None:
             raise Broken(f"a ledger of budget {name!r} has no release {seq}")
         if text_hash(text) != release.rsplit(SEP, 1)[-1]:
             raise Broken(f"the ledger of charge {seq} of budget {name!r} does not match its hash")
+
+
+def seal_digest(name: str, first: str, releases: int, rows: Sequence[tuple]) -> str | None:
+    """The seal of ``rows`` (:data:`ROWS` of charges 1 to ``len(rows)``, holding
+    ``releases`` releases) of the budget whose genesis hash is ``first``: one SHA-256 of
+    all their values joined by newlines. None when a value holds a newline itself (no
+    checked one does), so that the joined text splits back into the very same values."""
+    text = "\n".join(chain.from_iterable(rows))
+    if text.count("\n") != max(5 * len(rows) - 1, 0):
+        return None
+    head = f"dphist seal/1{SEP}{name}{SEP}{first}{SEP}{len(rows)}{SEP}{releases}\n"
+    digest = sha256(head.encode())
+    digest.update(text.encode())
+    return digest.hexdigest()
+
+
+def sealed_tail(first: str, rows: Sequence[tuple], sealed: int) -> Tail:
+    """Where the first ``sealed`` of ``rows`` end: the last one's number, hash and total,
+    and the hash before it (:func:`verify_chain` follows the later charges from there)."""
+    if sealed == 0:
+        return Tail(0, first, Fraction(0))
+    _, fields, last, *_ = rows[sealed - 1]
+    before = rows[sealed - 2][2] if sealed > 1 else first
+    return Tail(sealed, last, exact(fields.rsplit(SEP, 1)[-1], "a sealed total"), before)
 
 
 def failed(where: str, problem: Broken | str) -> StoreIntegrityError:

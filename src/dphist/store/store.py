@@ -15,12 +15,19 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from .._kernel.budget import exact_text
+from .._exact import exact_text
 from ..definitions import budget_of, zCDP
-from ..errors import BudgetExceededError, PrivacyError, StoreError, ValidationError
-from .backend import SCHEMA, connect
+from ..errors import (
+    BudgetExceededError,
+    PrivacyError,
+    StoreError,
+    StoreIntegrityError,
+    ValidationError,
+)
+from .backend import SCHEMA, SEALS, connect
 from .budget import Grant, Status, StoredBudget, release_digest
 from .chain import (
+    ROWS,
     Broken,
     Charge,
     Tail,
@@ -30,6 +37,8 @@ from .chain import (
     genesis,
     joined,
     release_hash,
+    seal_digest,
+    sealed_tail,
     text_hash,
     verify_chain,
     verify_ledgers,
@@ -42,6 +51,16 @@ NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _BUDGET = "SELECT definition, cap, created, genesis, charges, head FROM dphist_budgets"
 _CHARGES = "SELECT seq, fields, hash FROM dphist_charges WHERE budget = ?"
 _RELEASES = "SELECT seq, fields, hash FROM dphist_releases WHERE budget = ?"
+_SEAL = "SELECT charges, releases, digest FROM dphist_seals WHERE budget = ?"
+_SEALED = "SELECT count(*) FROM dphist_releases WHERE budget = ? AND seq <= ?"
+_RESEAL = (
+    "INSERT INTO dphist_seals (budget, charges, releases, digest) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (budget) DO UPDATE SET charges = excluded.charges, releases = "
+    "excluded.releases, digest = excluded.digest WHERE excluded.charges > "
+    "dphist_seals.charges OR (excluded.charges = dphist_seals.charges AND "
+    "excluded.releases > dphist_seals.releases)"
+)
+RESEAL = 1000  # charges checked one by one past the seal before a new seal is written
 
 
 def _now() -> str:
@@ -70,8 +89,9 @@ class BudgetStore:
         in a PostgreSQL database). An existing file is never re-created.
 
     Opening runs the database's own check; each budget's hash chain is checked when it
-    is opened (:meth:`budget`) and followed to its head on every charge. A store that
-    fails raises :class:`~dphist.errors.StoreIntegrityError`.
+    is opened (:meth:`budget`), from its seal on (:mod:`.chain`), and followed to its
+    head on every charge. A store that fails raises
+    :class:`~dphist.errors.StoreIntegrityError`.
 
     Example
     -------
@@ -168,8 +188,8 @@ class BudgetStore:
             if not row:
                 raise StoreError(self._unknown(name))
             stored = StoredBudget(self, str(name), row[0])
-            if check:
-                self._verify(stored, row[0], *self._chain(stored.name), self._ledgers(stored.name))
+            seal = self._verify(stored, row[0], ledgers=True)[2] if check else None
+        self._reseal(stored.name, seal)
         return stored
 
     __getitem__ = budget
@@ -183,26 +203,29 @@ class BudgetStore:
             "shows them; 'dphist budget init' creates one"
         )
 
-    def budgets(self) -> list[Status]:
-        """Every budget's status, by name (each chain checked)."""
+    def budgets(self, *, full: bool = False) -> list[Status]:
+        """Every budget's status, by name (each chain checked; ``full``: every charge
+        one by one, and each seal must agree)."""
+        out, seals = [], {}
         with self._db.transaction(write=False):
-            out = []
             for name, *row in self._db.rows(
                 "SELECT name, definition, cap, created, genesis, charges, head "
                 "FROM dphist_budgets ORDER BY name"
             ):
                 stored = StoredBudget(self, name, tuple(row))
-                tail = self._verify(stored, tuple(row), *self._chain(name), self._ledgers(name))
+                tail, _, seals[name] = self._verify(stored, tuple(row), ledgers=True, full=full)
                 out.append(Status(name, stored.definition, tail.spent, tail.seq, stored.created))
+        for name, seal in seals.items():
+            self._reseal(name, seal)
         return out
 
     def check(self) -> list[Status]:
-        """The database's own check and every budget's chain; their statuses, or
-        :class:`~dphist.errors.StoreIntegrityError`."""
+        """The database's own check and every budget's whole chain, row by row; their
+        statuses, or :class:`~dphist.errors.StoreIntegrityError`."""
         problems = self._db.check()
         if problems:
             raise failed(self.location, f"the database's own check found: {problems[0]}")
-        return self.budgets()
+        return self.budgets(full=True)
 
     def backup(self, target: str | os.PathLike[str]) -> Path:
         """Copy a SQLite store, consistently and while in use, to the new file ``target``
@@ -217,11 +240,11 @@ class BudgetStore:
 
     # ------------------------------------------------------------------ chain
 
-    def _chain(self, name: str) -> tuple[list[tuple], list[tuple]]:
-        """Every charge and every release of one budget, ``(seq, fields, hash)`` each, in
-        order (what :func:`.chain.verify_chain` checks)."""
-        charges = self._db.rows(f"{_CHARGES} ORDER BY seq", (name,))
-        return charges, self._db.rows(f"{_RELEASES} ORDER BY seq", (name,))
+    def _chain(self, name: str, start: int = 0) -> tuple[list[tuple], list[tuple]]:
+        """One budget's charges from ``start`` on and releases after it, ``(seq, fields,
+        hash)`` each, in order (what :func:`.chain.verify_chain` checks)."""
+        charges = self._db.rows(f"{_CHARGES} AND seq >= ? ORDER BY seq", (name, start))
+        return charges, self._db.rows(f"{_RELEASES} AND seq > ? ORDER BY seq", (name, start))
 
     def _ledgers(self, name: str) -> list[tuple]:
         """Each release with its stored ledger, and any ledger without a release:
@@ -235,28 +258,73 @@ class BudgetStore:
         )
 
     def _verify(
-        self,
-        stored: StoredBudget,
-        row: tuple,
-        charges: list[tuple],
-        releases: list[tuple],
-        ledgers: list[tuple] = (),
-    ) -> Tail:
-        """Check one budget's whole chain and releases, and the ``ledgers`` given
-        (inside a read transaction; ``show`` prints no ledger and reads none)."""
+        self, stored: StoredBudget, row: tuple, *, ledgers: bool = False, full: bool = False
+    ) -> tuple[Tail, list[tuple], tuple | None]:
+        """Check one budget inside a read transaction: its genesis, the charges after its
+        seal one by one (``full``: every charge, and the seal must agree), its head, and
+        with ``ledgers`` every stored ledger (``show`` prints none and reads none). The
+        tail, every charge with its release (:data:`.chain.ROWS`), and a new seal or None."""
         definition, cap, created, first, count, head = row
         name = stored.name
+        rows = self._db.rows(ROWS, (name,))
         try:
             if first != genesis(self._id, name, definition, cap, created):
                 raise Broken(f"budget {name!r} does not match its hash (its cap was edited)")
-            start = Tail(0, first, Fraction(0))
+            sealed, released, problem = self._sealed(name, first, rows)
+            start = sealed_tail(first, rows, 0 if full else sealed)
+            charges, releases = self._chain(name, start.seq)
             tail = verify_chain(name, definition, exact(cap, "a cap"), charges, releases, start)
             _check_head(name, tail, count, head)
-            verify_ledgers(name, ledgers)
+            if problem:  # the rows hold one by one, yet do not match their seal
+                raise Broken(problem)
+            if ledgers:
+                verify_ledgers(name, self._ledgers(name))
         except Broken as problem:
             raise failed(self.location, problem) from None
         self._tails[name] = tail
-        return tail
+        seal = None
+        if rows and (sealed == 0 or len(rows) - sealed >= RESEAL):
+            released = (0 if full else released) + len(releases)
+            digest = seal_digest(name, first, released, rows)
+            seal = None if digest is None else (len(rows), released, digest)
+        return tail, rows, seal
+
+    def _sealed(self, name: str, first: str, rows: list[tuple]) -> tuple[int, int, str | None]:
+        """How many charges and releases of ``rows`` the budget's seal vouches for, and
+        the problem when it disagrees. A seal covering more releases than are stored is
+        stale (one was recorded later): it vouches for nothing, harmlessly; one covering
+        more charges or releases than are stored, or other texts, disagrees."""
+        if not self._db.has_table("dphist_seals"):
+            return 0, 0, None  # a store made before seals existed
+        found = self._db.rows(_SEAL, (name,))
+        if not found:
+            return 0, 0, None
+        charges, releases, digest = found[0]
+        [(now,)] = self._db.rows(_SEALED, (name, charges))
+        if len(rows) < charges or now < releases:
+            return 0, 0, f"budget {name!r} holds fewer rows than its seal covers (removed)"
+        if now > releases:
+            return 0, 0, None
+        if seal_digest(name, first, releases, rows[:charges]) != digest:
+            return 0, 0, f"budget {name!r} does not match its seal (a sealed row was edited)"
+        return charges, releases, None
+
+    def _reseal(self, name: str, seal: tuple | None) -> None:
+        """Write a new seal (charges, releases, digest) of rows just checked one by one,
+        unless a newer one is there. Best effort: a store this process may only read
+        stays as it is (checked one by one, only slower)."""
+        if seal is None:
+            return
+        try:
+            with self._db.transaction(write=True):
+                if not self._db.has_table("dphist_seals"):
+                    self._db.lock_schema()
+                    self._db.run(SEALS)
+                self._db.run(_RESEAL, (name, *seal))
+        except StoreIntegrityError:
+            raise
+        except StoreError:
+            pass
 
     def _status(self, stored: StoredBudget) -> Status:
         with self._db.transaction(write=False):
@@ -354,13 +422,12 @@ class BudgetStore:
                 f"charge {grant.seq} of budget {grant.budget.name!r} already has its release"
             ) from None
 
-    def _history(self, stored: StoredBudget) -> tuple[Status, list[tuple], list[tuple]]:
+    def _history(self, stored: StoredBudget) -> tuple[Status, list[tuple]]:
         with self._db.transaction(write=False):
-            row = self._current(stored)
-            charges, releases = self._chain(stored.name)
-            tail = self._verify(stored, row, charges, releases)
+            tail, rows, seal = self._verify(stored, self._current(stored))
+        self._reseal(stored.name, seal)
         status = Status(stored.name, stored.definition, tail.spent, tail.seq, stored.created)
-        return status, charges, releases
+        return status, rows
 
     # ------------------------------------------------------------------ lifetime
 
