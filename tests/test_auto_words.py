@@ -14,7 +14,7 @@ import pytest
 import dphist as dh
 from dphist.errors import ValidationError
 from dphist.methods.advisor import choose, pure_equivalent
-from dphist.methods.selector import FEATURES, PLAIN, WORKLOADS, load_model
+from dphist.methods.selector import DEFAULT_SHARE, FEATURES, PLAIN, WORKLOADS, load_model
 
 # a leaf threshold prints as "<=", "<" or a feature's name; none may reach a reason
 _LEAF = re.compile(r"<=|<|>=|>|" + "|".join(FEATURES))
@@ -91,7 +91,7 @@ def test_auto_under_rho_is_one_zcdp_release():
     rel = dh.publish(x, rho=Fraction(1, 10), method="auto", rng=5, workload="point")
     assert rel.definition == "zcdp" and sum(c.epsilon for c in rel.ledger) == Fraction(1, 10)
     assert {c.primitive.value for c in rel.ledger} == {"discrete_gaussian"}
-    assert rel.ledger[0].epsilon == Fraction(1, 1000)  # the features: 1% of rho
+    assert rel.ledger[0].epsilon == Fraction(1, 10) * DEFAULT_SHARE  # the features' share
     assert "2 sqrt(rho)" in rel.params["auto"]["reason"]
     assert rel.params["auto"]["method"] == rel.method
 
@@ -114,10 +114,11 @@ def test_accuracy_of_auto_explains_and_gives_the_candidates():
         dh.accuracy("auto", 100, epsilon=1.0, workload="point")
     msg = str(info.value)
     assert "depend on the data" in msg and "unknown method" not in msg
-    ident = dh.accuracy("identity", 100, epsilon=0.99, workload="point")
-    hb = dh.accuracy("HB", 100, epsilon=0.99, workload="point")
+    rest = 1 - DEFAULT_SHARE  # the budget left after the features
+    ident = dh.accuracy("identity", 100, epsilon=rest, workload="point")
+    hb = dh.accuracy("HB", 100, epsilon=rest, workload="point")
     assert f"identity: RMSE {ident.rmse:.4g}" in msg and f"HB: RMSE {hb.rmse:.4g}" in msg
-    with pytest.raises(ValidationError, match=r"rho 0\.099"):
+    with pytest.raises(ValidationError, match=f"rho {float(rest / 10):.3g}"):
         dh.accuracy("auto", 100, rho=0.1, workload="point")
     with pytest.raises(ValidationError, match="depend on the data"):
         dh.epsilon_for("auto", 100, 3.0, "point")

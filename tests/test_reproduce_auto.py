@@ -14,6 +14,7 @@ from dphist.lab.selector import evaluate, fit
 from dphist.lab.selector.fit import Settings
 from dphist.lab.selector.table import (
     Cell,
+    Table,
     build_table,
     cell_errors,
     coarsen,
@@ -21,7 +22,7 @@ from dphist.lab.selector.table import (
     seeds_for,
     workload_errors,
 )
-from dphist.methods.selector import WORKLOADS, Candidate
+from dphist.methods.selector import WORKLOADS, Candidate, data_independent
 
 
 def test_settings_ties_go_to_the_shallower_tree():
@@ -35,6 +36,33 @@ def test_settings_ties_go_to_the_shallower_tree():
     # among equally deep settings the lower score wins
     assert auto.shallowest_tied([5, 5, 6], scores(1.49, 1.48, 1.30)) == 2
     assert auto.shallowest_tied([5, 5, 6], scores(1.49, 1.48, 1.475)) == 1
+    # tied at one depth: the share auto runs with wins over a lower score
+    assert auto.shallowest_tied([5, 5], scores(1.59, 1.58), [True, False]) == 0
+    assert auto.shallowest_tied([5, 5], scores(1.65, 1.58), [True, False]) == 1
+
+
+def test_ignored_features_are_never_split_on():
+    rng = np.random.default_rng(0)
+    cells = tuple(Cell("s", n, t) for n in (16, 256, 4096) for t in (10**3, 10**5, 10**7))
+    cands = dh.methods.selector.CANDIDATES
+    errors = rng.lognormal(0.0, 1.0, (len(cells), 2, len(cands), len(WORKLOADS)))
+    facts = np.array([[c.scale, c.scale * rng.uniform(0.1, 1.0)] for c in cells])
+    table = Table(cells, (0.1, 1.0), cands, errors, facts)
+    ignore = ("log10_signal",)
+    settings = Settings(depth=3, min_leaf=0.05, ignore=ignore)
+    model = fit.fit_model(table, np.arange(len(cells)), settings)
+    used = set()
+
+    def walk(node):
+        if "feature" in node:
+            used.add(dh.methods.selector.FEATURES[node["feature"]])
+            walk(node["low"])
+            walk(node["high"])
+
+    for trees in model.trees.values():
+        for tree in trees.values():
+            walk(tree)
+    assert used and not used & set(ignore)
 
 
 def test_coarsen_keeps_the_total_and_adjacency():
@@ -222,3 +250,72 @@ def test_quick_report_end_to_end(quick):
     zcdp = _table(text, "Under zCDP")
     assert [r[0] for r in zcdp[1:]] == ["trained under rho (shipped)", "pure trees"]
     assert "meets all" in head
+    assert "**Shipped point**: hinge" in text and _table(text, "Worst cells")
+
+
+def test_shipped_point_says_what_the_other_targets_cost():
+    def row(hinge, weight, geo, near, worst, hard, shipped="", features="noisy (as auto)"):
+        return {"features": features, "hinge": hinge, "weight": weight,
+                "geo-mean regret": geo, "within 1.5x": near, "worst regret": worst,
+                "cells above 1.5x": hard, "meets all": "", "shipped": shipped}  # fmt: skip
+
+    rows = [
+        row(1.0, 0.0, 1.03, 0.81, 114.0, 391),
+        row(1.1, 30.0, 1.12, 0.79, 733.0, 11, shipped="yes"),
+        row(1.0, 1000.0, 1.70, 0.68, 5.4e4, 0),
+        row(1.0, 0.0, 0.98, 0.83, 9.0, 354, features="exact (a bound)"),
+    ]
+    text = auto.shipped_point(rows)
+    assert "**Shipped point**: hinge 1.1x, weight 30: regret 1.12" in text
+    # the bound row (exact features) is no mechanism: the least worst is a noisy row's
+    assert "the least worst is hinge 1x, weight 0: regret 1.03" in text
+    assert "the best row with none is hinge 1x, weight 1000: regret 1.7" in text
+    assert "misses the regret" in text and "No row meets every target" in text
+
+
+def test_feature_matrix_rows_are_feature_vectors():
+    rng = np.random.default_rng(3)
+    n = np.array([4, 16, 1000, 4096, 65536])
+    total = rng.normal(500.0, 800.0, n.size)  # noisy: some negative
+    top = rng.normal(200.0, 300.0, n.size)
+    got = dh.methods.selector.feature_matrix(n, 0.3, total, top)
+    for k in range(n.size):
+        want = dh.methods.selector.feature_vector(int(n[k]), 0.3, total[k], top[k])
+        np.testing.assert_array_equal(got[k], want)
+    public = dh.methods.selector.feature_matrix(n, 0.3, None)
+    assert np.isnan(public[:, 2:]).all()
+    np.testing.assert_array_equal(public[1], dh.methods.selector.feature_vector(16, 0.3, None))
+
+
+def test_vectorised_tree_walk_puts_first_what_rank_puts_first():
+    model = dh.methods.selector.load_model()
+    rng = np.random.default_rng(5)
+    n = rng.choice([16, 256, 4096, 65536], 300)
+    f = dh.methods.selector.feature_matrix(
+        n, 0.1, rng.exponential(1e4, 300), rng.exponential(4e3, 300)
+    )
+    for kind in WORKLOADS:
+        for measured, definition in ((True, "pure"), (False, "pure"), (True, "zcdp")):
+            got = model.firsts(f, kind, measured, definition)
+            want = [model.rank(row, kind, measured, definition).candidates[0].label for row in f]
+            assert got.tolist() == want
+
+
+@pytest.mark.extended
+def test_auto_errors_equal_one_release_per_workload():
+    """One release per seed and data-dependent pick gives what five releases give."""
+    x = np.random.default_rng(2).poisson(np.r_[np.full(240, 0.2), np.full(16, 3000.0)])
+    model = dh.methods.selector.load_model()
+    share = Settings().share
+    got, picks = evaluate.auto_errors(x, 1.0, model, share, seeds=2, salt=4)
+    want = np.zeros(len(WORKLOADS))
+    for s in range(2):
+        for w, kind in enumerate(WORKLOADS):
+            rel = dh.publish(x, method="auto", epsilon=1, rng=evaluate._rng(4, s),
+                             workload=kind, auto_share=share, auto_model=model)  # fmt: skip
+            pick = Candidate(rel.method, rel.params["auto"]["params"])
+            exact = exact_errors(pick, x.size, 1 - float(share))
+            want[w] += (exact if exact is not None else workload_errors(x, rel.estimate))[w] / 2
+    assert got == pytest.approx(want, rel=1e-9)
+    assert len(picks) == len(WORKLOADS)
+    assert not all(data_independent(model.candidates[p]) for p in picks)  # a real reuse

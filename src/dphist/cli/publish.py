@@ -16,6 +16,7 @@ from rich.table import Table
 from .. import export, ingest, resources
 from ..methods import get_method
 from ..methods.advisor import feature_share, time_budget_seconds, workload_kind
+from ..methods.selector import DEFAULT_SHARE
 from ..release import Release
 from ..session import heaviest_candidate, publish
 from ..table import COUNTS
@@ -148,7 +149,7 @@ Method = Annotated[
     typer.Option(
         parser=parse_method,
         help="Method name or alias ('dphist methods'), or auto: spends --auto-share of "
-        "epsilon (default 1/100) on two noisy counts, then runs the method a selector "
+        f"epsilon (default {DEFAULT_SHARE}) on two noisy counts, then runs the method a selector "
         "trained on public data ranks best for the bins, epsilon and --workload.",
     ),
 ]

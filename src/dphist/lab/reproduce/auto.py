@@ -58,6 +58,7 @@ __all__ = [
     "meets",
     "run",
     "shallowest_tied",
+    "shipped_point",
     "summary",
     "trade_offs",
     "zcdp_rows",
@@ -129,18 +130,25 @@ def choose_settings(
     """The shallowest settings whose held-out geometric-mean proxy regret is within
     :data:`TIE` of the least, and the scores (naive regret against the table's least
     mean: for ranking settings only). A deeper tree must earn its leaves: the score
-    is noisy, and on the 8-trial tables depths 5 and 6 tie at 1.48."""
+    is noisy, and on the 8-trial tables depths 5 and 6 tie at 1.48; so must a share
+    other than ``auto``'s default (:func:`shallowest_tied`)."""
     with ProcessPoolExecutor(max_workers=workers) as pool:
         scores = list(pool.map(_score, [(table, o) for o in options]))
-    return options[shallowest_tied([o.depth for o in options], scores)], scores
+    default = [o.share == DEFAULT_SHARE for o in options]
+    return options[shallowest_tied([o.depth for o in options], scores, default)], scores
 
 
-def shallowest_tied(depths: Sequence[int], scores: Sequence[dict]) -> int:
+def shallowest_tied(
+    depths: Sequence[int], scores: Sequence[dict], default: Sequence[bool] | None = None
+) -> int:
     """Index of the least depth among the scores within :data:`TIE` of the least
-    geometric-mean regret (then the lower score, then the first)."""
+    geometric-mean regret (then the one with ``auto``'s default share, ``default[k]``,
+    since a model trained for another share would not be the one ``auto`` runs; then
+    the lower score, then the first)."""
     regret = [s["geo-mean regret"] for s in scores]
     near = [k for k, r in enumerate(regret) if r <= min(regret) * TIE]
-    return min(near, key=lambda k: (depths[k], regret[k], k))
+    other = [not d for d in default] if default is not None else [False] * len(regret)
+    return min(near, key=lambda k: (depths[k], other[k], regret[k], k))
 
 
 def summary(ev: Evaluation) -> dict[str, float]:
@@ -329,25 +337,44 @@ def _breakdown(ev: Evaluation, axis: str) -> list[dict]:
     return rows
 
 
-def _real_rows(ev: Evaluation) -> list[dict]:
+def _cell_rows(ev: Evaluation, where: Sequence[tuple[int, int, int]]) -> list[dict]:
+    """One row per ``(cell, epsilon, workload)`` index: auto's pick, the best, the regret."""
     rows = []
-    for i, cell in enumerate(ev.table.cells):
-        if cell.scale != 0:
-            continue
-        for j, eps in enumerate(ev.table.epsilons):
-            for w, kind in enumerate(WORKLOADS):
-                rows.append(
-                    {
-                        "dataset": cell.shape,
-                        "epsilon": eps,
-                        "workload": kind,
-                        "auto picks": ev.picks[i][j][w],
-                        "best": ev.best_label(i, j, w),
-                        "regret": float(ev.regret[i, j, w]),
-                        "vs identity/HB": float(ev.auto[i, j, w] / ev.baseline[i, j, w]),
-                    }
-                )
+    for i, j, w in where:
+        cell = ev.table.cells[i]
+        rows.append(
+            {
+                "histogram": cell.shape,
+                "bins": cell.n,
+                "records": cell.scale or "as is",
+                "epsilon": ev.table.epsilons[j],
+                "workload": WORKLOADS[w],
+                "auto picks": ev.picks[i][j][w],
+                "best": ev.best_label(i, j, w),
+                "regret": float(ev.regret[i, j, w]),
+                "vs identity/HB": float(ev.auto[i, j, w] / ev.baseline[i, j, w]),
+            }
+        )
     return rows
+
+
+def _real_rows(ev: Evaluation) -> list[dict]:
+    shape = ev.regret.shape
+    where = [
+        (i, j, w)
+        for i, cell in enumerate(ev.table.cells)
+        if cell.scale == 0
+        for j in range(shape[1])
+        for w in range(shape[2])
+    ]
+    return _cell_rows(ev, where)
+
+
+def _worst_rows(ev: Evaluation, k: int = 12) -> list[dict]:
+    order = np.argsort(ev.regret, axis=None)[::-1][:k]
+    return _cell_rows(
+        ev, [tuple(int(v) for v in np.unravel_index(o, ev.regret.shape)) for o in order]
+    )
 
 
 def _write_model(folder: Path, model: Model) -> bool:
@@ -372,7 +399,92 @@ def _trade_off_section(rep: Report, a: Table, b: Table, settings: Settings, work
         f"cells above {GUARD:g}x the better of identity and HB and none above "
         f"{HARD_GUARD:g}x.",
     )
-    rep.table(trade_offs(a, b, settings, workers), floatfmt=".3g")
+    rows = trade_offs(a, b, settings, workers)
+    rep.table(rows, floatfmt=".3g")
+    rep.text(shipped_point(rows))
+
+
+def shipped_point(rows: Sequence[dict]) -> str:
+    """The trade-off table in words: the shipped row, and for the worst-cell and the
+    hard-guard targets what the rows that come nearest them give up."""
+    noisy = [r for r in rows if r["features"].startswith("noisy")]
+    ship = next(r for r in noisy if r["shipped"])
+    geo, near = "geo-mean regret", f"within {NEAR:g}x"
+    hard = f"cells above {HARD_GUARD:g}x"
+
+    def said(r: dict) -> str:
+        return (
+            f"hinge {r['hinge']:g}x, weight {r['weight']:g}: regret {r[geo]:.3g}, "
+            f"{r[near]:.1%} within {NEAR:g}x, worst {r['worst regret']:.3g}x, "
+            f"{int(r[hard])} cells above {HARD_GUARD:g}x identity/HB"
+        )
+
+    least_worst = min(noisy, key=lambda r: r["worst regret"])
+    safe = [r for r in noisy if r[hard] == 0]
+    met = [r for r in rows if r["meets all"]]
+    text = [f"**Shipped point**: {said(ship)}."]
+    text.append(
+        f"Worst cell at most {TARGET_WORST:g}x: no row comes near; the least worst is "
+        f"{said(least_worst)}."
+    )
+    if safe:
+        best_safe = min(safe, key=lambda r: r[geo])
+        lost = best_safe[geo] > TARGET_GEOMEAN or best_safe[near] < TARGET_NEAR
+        text.append(
+            f"None above {HARD_GUARD:g}x: the best row with none is {said(best_safe)}"
+            + (
+                f"; it misses the regret or within-{NEAR:g}x target ({TARGET_GEOMEAN:g}, "
+                f"{TARGET_NEAR:.0%})."
+                if lost
+                else "."
+            )
+        )
+    else:
+        text.append(f"None above {HARD_GUARD:g}x: no row.")
+    if met:
+        text.append("Rows that meet every target: " + "; ".join(said(r) for r in met) + ".")
+    else:
+        text.append(
+            "No row meets every target. The shipped point is the one the settings search "
+            "chose; the rows beside it show what each other target would cost."
+        )
+    return "\n\n".join(text)
+
+
+def split_rows(a: Table, b: Table, settings: Settings) -> list[dict]:
+    """Table-only held-out figures of ``settings`` as shipped and with no split on
+    epsilon x total, with each real dataset of more than 4,096 bins's point regrets."""
+    big = [i for i, c in enumerate(a.cells) if c.scale == 0 and c.n > max(SIZES)]
+    rows = []
+    no_signal = ("log10_signal",)  # epsilon x total (see _split_section)
+    for label, ignore in (("every feature (shipped)", ()), ("not epsilon x total", no_signal)):
+        ev = table_only(a, b, replace(settings, ignore=ignore))
+        s = summary(ev)
+        row = {
+            "trees split on": label,
+            "geo-mean regret": s["geo-mean regret"],
+            f"within {NEAR:g}x": s[f"within {NEAR:g}x"],
+            "worst regret": s["max regret"],
+            f"share above {GUARD:g}x identity/HB": s[f"share above {GUARD:g}x identity/HB"],
+            f"cells above {HARD_GUARD:g}x": s[f"cells above {HARD_GUARD:g}x identity/HB"],
+        }
+        for i in big:
+            for j, eps in enumerate(a.epsilons):
+                row[f"{a.cells[i].shape} points, eps {eps:g}"] = float(ev.regret[i, j, 0])
+        rows.append(row)
+    return rows
+
+
+def _split_section(rep: Report, a: Table, b: Table, settings: Settings) -> None:
+    rep.section(
+        "Sparse point queries",
+        "The table-only protocol above for the shipped settings, and with trees that may "
+        "not split on epsilon x total (log10_signal; it is the per-bin signal times N, so "
+        "the trees lose no information, only a split that, learnt on at most 4,096 bins, "
+        "sends sparse histograms of more bins to sorting methods). The columns on the "
+        "right: held-out point-query regret of each real dataset of more than 4,096 bins.",
+    )
+    rep.table(split_rows(a, b, settings), floatfmt=".3g")
 
 
 def zcdp_rows(pure: Table, z: Table, settings: Settings) -> list[dict]:
@@ -473,8 +585,15 @@ def run(
     rep.table(scores, floatfmt=".3g")
     _zcdp_section(rep, z_rows)
     _trade_off_section(rep, a, b, settings, workers)
+    _split_section(rep, a, b, settings)
+    _cell_sections(rep, ev)
+    return rep.write(folder)
+
+
+def _cell_sections(rep: Report, ev: Evaluation) -> None:
+    rep.section("Worst cells", "The largest held-out regrets, with auto's most frequent pick.")
+    rep.table(_worst_rows(ev), floatfmt=".3g")
     real = _real_rows(ev)
     if real:
         rep.section("Shared datasets as they are", "Per epsilon and workload.")
         rep.table(real, floatfmt=".3g")
-    return rep.write(folder)

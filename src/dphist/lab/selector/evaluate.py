@@ -26,8 +26,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from ...methods.advisor import pure_equivalent
-from ...methods.selector import WORKLOADS, Candidate, Model, feature_vector
+from ...errors import InternalError
+from ...methods.advisor import choose, pure_equivalent
+from ...methods.selector import SMALL_DOMAIN, WORKLOADS, Candidate, Model, feature_matrix
+from ...release import Release
 from ...session import publish
 from .fit import Settings, fit_model, simulated_facts
 from .table import Table, exact_errors, seeds_for, workload_errors
@@ -68,22 +70,49 @@ def auto_errors(
     Where a release picked a data-independent method, its error is replaced by that
     method's exact expectation at the epsilon it ran with (:func:`exact_errors`): its
     noise is independent of the features' noise that made the pick, so this is the
-    conditional expectation of the same error (an unbiased, less noisy estimate)."""
+    conditional expectation of the same error (an unbiased, less noisy estimate).
+    A seed's releases for the five kinds measure the same noisy features (same
+    generator), so one release gives them and :func:`~dphist.methods.advisor.choose`
+    the other kinds' picks; a data-dependent pick is published once per seed and its
+    estimate scored on every kind that picked it (the release does not depend on the
+    workload asked, only on the pick)."""
     eps = Fraction(str(epsilon))
     errors = np.zeros(len(WORKLOADS))
     picks: list[Counter] = [Counter() for _ in WORKLOADS]
     for s in range(seeds):
+        first = _auto_release(x, eps, model, share, salt, s, WORKLOADS[0])
+        notes = first.params["auto"]
+        used = Fraction(notes["share"])
+        spent = eps * (1 - used)  # the method's
+        scored: dict[str, np.ndarray] = {}
         for w, kind in enumerate(WORKLOADS):
-            rel = publish(
-                x, method="auto", epsilon=eps, rng=_rng(salt, s), workload=kind,
-                auto_share=share, auto_model=model,
+            choice = choose(
+                int(x.size), spent, kind, noisy_total=notes["noisy_total"],
+                noisy_top_tenth=notes["noisy_top_tenth"], model=model, share=used,
             )  # fmt: skip
-            pick = Candidate(rel.method, rel.params["auto"]["params"])
-            spent = eps * (1 - Fraction(rel.params["auto"]["share"]))  # the method's
+            pick = Candidate(choice.method, choice.params)
             exact = exact_errors(pick, int(x.size), float(spent))
-            errors[w] += exact[w] if exact is not None else workload_errors(x, rel.estimate)[w]
+            if exact is not None:
+                errors[w] += exact[w]
+            else:
+                if pick.label not in scored:
+                    rel = first if w == 0 else _auto_release(x, eps, model, share, salt, s, kind)
+                    if Candidate(rel.method, rel.params["auto"]["params"]) != pick:
+                        raise InternalError(f"auto picked {rel.method}, choose() {pick.label}")
+                    scored[pick.label] = workload_errors(x, rel.estimate)
+                errors[w] += scored[pick.label][w]
             picks[w][pick.label] += 1
     return errors / seeds, [p.most_common(1)[0][0] for p in picks]
+
+
+def _auto_release(
+    x: np.ndarray, eps: Fraction, model: Model, share: Fraction, salt: int, seed: int, kind: str
+) -> Release:
+    """One release made as a user's, seeded by ``(salt, seed)``."""
+    return publish(
+        x, method="auto", epsilon=eps, rng=_rng(salt, seed), workload=kind,
+        auto_share=share, auto_model=model,
+    )  # fmt: skip
 
 
 def proxy_errors(
@@ -102,20 +131,22 @@ def proxy_errors(
     labels = [c.label for c in table.candidates]
     index = {label: k for k, label in enumerate(labels)}
     draws = 1 if exact or not share else draws
+    cells = np.repeat(np.asarray(rows), draws)  # draws rows per cell, in cell order
+    sizes = table.sizes[cells]
     out = np.zeros((rows.size, len(table.epsilons), len(WORKLOADS)))
-    for a, i in enumerate(rows):
-        for j, eps in enumerate(table.epsilons):
-            for _ in range(draws):
-                total = top = None
-                if share:
-                    total, top = simulated_facts(table, i, share * eps, rng, exact)
-                budget = pure_equivalent(eps * (1 - share), table.definition)
-                f = feature_vector(int(table.sizes[i]), budget, total, top)
-                for w, kind in enumerate(WORKLOADS):
-                    first = model.rank(f, kind, share > 0, table.definition).candidates[0]
-                    out[a, j, w] += table.errors[i, j, index[first.label], w]
+    for j, eps in enumerate(table.epsilons):
+        total = top = None
+        if share:
+            total, top = simulated_facts(table, cells, share * eps, rng, exact).T
+        budget = pure_equivalent(eps * (1 - share), table.definition)
+        f = feature_matrix(sizes, budget, total, top)
+        for w, kind in enumerate(WORKLOADS):
+            first = model.firsts(f, kind, share > 0, table.definition)
+            chosen = np.array([index[label] for label in first], dtype=np.int64)
+            err = table.errors[cells, j, chosen, w]
+            out[:, j, w] = err.reshape(rows.size, draws).mean(axis=1)
     power = 1 if table.definition == "zcdp" else 2
-    return out / draws / (1 - share) ** power
+    return out / (1 - share) ** power
 
 
 def proxy_regrets(table: Table, rows: np.ndarray, model: Model, rng: np.random.Generator):
@@ -169,7 +200,9 @@ class Evaluation:
 
 def _cell_job(args: tuple) -> tuple[np.ndarray, list[list[str]]]:
     x, epsilons, model, share, seeds, salt = args
-    runs = seeds_for(x.size, seeds)
+    # up to SMALL_DOMAIN bins auto measures nothing and runs a data-independent method:
+    # its error is the exact expectation, the same for every seed
+    runs = 1 if x.size <= SMALL_DOMAIN else seeds_for(x.size, seeds)
     rows = [auto_errors(x, e, model, share, runs, salt) for e in epsilons]
     return np.stack([r[0] for r in rows]), [r[1] for r in rows]
 

@@ -26,7 +26,14 @@ from typing import Any
 import numpy as np
 
 from ...methods.advisor import pure_equivalent
-from ...methods.selector import DEFAULT_SHARE, WORKLOADS, Candidate, Model, feature_vector
+from ...methods.selector import (
+    DEFAULT_SHARE,
+    FEATURES,
+    WORKLOADS,
+    Candidate,
+    Model,
+    feature_matrix,
+)
 from .table import Table
 
 __all__ = [
@@ -64,6 +71,7 @@ class Settings:
     hinge: float = TRAIN_GUARD
     weight: float = GUARD_WEIGHT
     exact_features: bool = False  # True: the true facts, no noise (a bound, not auto)
+    ignore: tuple[str, ...] = ()  # features (of FEATURES) no split reads (a measurement)
 
 
 def costs(
@@ -99,33 +107,32 @@ def training_rows(
     """
     labels = [c.label for c in table.candidates]
     share = float(settings.share) if measured else 0.0
-    draws = settings.draws if measured else 1
-    xs, cs, es = [], [], []
+    cells = np.repeat(np.asarray(rows), settings.draws if measured else 1)
+    sizes = table.sizes[cells]
+    xs, es = [], []
     for j, eps in enumerate(table.epsilons):
         eps_m = pure_equivalent(eps * (1.0 - share), table.definition)
-        for i in rows:
-            err = table.errors[i, j, :, workload]
-            for _ in range(draws):
-                total = top = None
-                if measured:
-                    total, top = simulated_facts(
-                        table, i, share * eps, rng, settings.exact_features
-                    )
-                xs.append(feature_vector(int(table.sizes[i]), eps_m, total, top))
-                es.append(err)
-    e = np.array(es)
+        total = top = None
+        if measured:
+            total, top = simulated_facts(table, cells, share * eps, rng, settings.exact_features).T
+        xs.append(feature_matrix(sizes, eps_m, total, top))
+        es.append(table.errors[cells, j, :, workload])
+    e = np.concatenate(es)
     cs = costs(e, labels, settings.hinge, settings.weight)
-    return np.array(xs), cs, e
+    x = np.concatenate(xs)
+    x[:, [FEATURES.index(f) for f in settings.ignore]] = np.nan  # no split reads them
+    return x, cs, e
 
 
 def simulated_facts(
-    table: Table, i: int, epsilon: float, rng: np.random.Generator, exact: bool = False
+    table: Table, cells: np.ndarray, epsilon: float, rng: np.random.Generator, exact: bool = False
 ) -> np.ndarray:
-    """Cell ``i``'s features as ``auto`` measures them with ``epsilon`` (``exact``: the
-    true facts, no noise drawn -- :attr:`Settings.exact_features`)."""
+    """The features of the table cells ``cells`` (an index or an array of them) as
+    ``auto`` measures them with ``epsilon`` (``exact``: the true facts, no noise drawn
+    -- :attr:`Settings.exact_features`)."""
     if exact:
-        return table.facts[i].astype(np.float64)
-    return table.noisy_facts(i, epsilon, rng)
+        return table.facts[cells].astype(np.float64)
+    return table.noisy_facts(cells, epsilon, rng)
 
 
 def _leaf(cost: np.ndarray, regrets: np.ndarray, labels: Sequence[str]) -> dict[str, Any]:

@@ -209,16 +209,21 @@ class Table:
     def sizes(self) -> np.ndarray:
         return np.array([c.n for c in self.cells])
 
-    def noisy_facts(self, i: int, epsilon: float, rng: np.random.Generator) -> np.ndarray:
-        """Cell ``i``'s facts as ``auto`` would measure them with ``epsilon``: Laplace
-        noise at the kernel query's sensitivity over epsilon or, under zCDP (``epsilon``
-        a rho), Gaussian noise of variance ``sensitivity2 / (2 rho)`` (continuous noise
-        stands in for the kernel's discrete noise in training)."""
-        query = TotalAndTop(int(self.cells[i].n))
+    def noisy_facts(
+        self, i: int | np.ndarray, epsilon: float, rng: np.random.Generator
+    ) -> np.ndarray:
+        """The facts of cell ``i`` (or of each cell of an index array, one row each) as
+        ``auto`` would measure them with ``epsilon``: Laplace noise at the kernel
+        query's sensitivity over epsilon or, under zCDP (``epsilon`` a rho), Gaussian
+        noise of variance ``sensitivity2 / (2 rho)`` (continuous noise stands in for the
+        kernel's discrete noise in training). The query's sensitivities do not depend
+        on the number of bins."""
+        query = TotalAndTop(int(self.cells[0].n))
+        facts = self.facts[i]
         if self.definition == "zcdp":
             scale = float(np.sqrt(float(query.sensitivity2) / (2 * epsilon)))
-            return self.facts[i] + rng.normal(0.0, scale, 2)
-        return self.facts[i] + rng.laplace(0.0, float(query.sensitivity) / epsilon, 2)
+            return facts + rng.normal(0.0, scale, facts.shape)
+        return facts + rng.laplace(0.0, float(query.sensitivity) / epsilon, facts.shape)
 
     def pooled(self, other: Table) -> Table:
         """The table whose errors average this one's and ``other``'s (an independent
