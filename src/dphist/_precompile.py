@@ -4,7 +4,8 @@ Kernels compile on first call (:mod:`dphist._jit`) and numba keeps the machine c
 (``cache=True``) in ``__pycache__`` beside the sources, or in ``NUMBA_CACHE_DIR``.
 Running every registered method once, on small synthetic histograms and under both
 privacy definitions, with its error bars, compiles every kernel a release uses with
-the types a release gives it; later processes load the code instead of compiling it.
+the types a release gives it (and one process publishes group sizes with every
+estimator); later processes load the code instead of compiling it.
 OPT-H's tree designs (a fit of seconds per public ``n``, workload and noise) are fitted
 first for the common domain sizes and stored beside the sources
 (:mod:`dphist._numeric.design_cache`), so its first release reads them.
@@ -80,17 +81,36 @@ def warm(names: list[str]) -> list[str]:
     return failed
 
 
+def warm_group_sizes() -> list[str]:
+    """Publish group sizes once per estimator, norm and definition (``dphist groupsize``)."""
+    from dphist import groupsize as gs
+
+    data = gs.GroupSizeData.from_leaf_sizes(gs.Hierarchy.from_fanouts([[2]]), [[1, 2], [3]])
+    failed = []
+    for method in gs.ESTIMATORS:
+        for norm in ("l1", "l2"):
+            for budget in ({"epsilon": 1}, {"rho": 0.5}):
+                try:
+                    gs.publish_group_sizes(data, K=5, rng=0, method=method, norm=norm, **budget)
+                except Exception as exc:  # a setting refused is not a failure here
+                    failed.append(f"group sizes {method} {norm} {budget}: {exc}")
+    return failed
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--methods", default="", help="comma-separated (default: all)")
     parser.add_argument("--designs", default="", help=argparse.SUPPRESS)  # "part/parts"
+    parser.add_argument("--group-sizes", action="store_true", help="also the group sizes")
     args = parser.parse_args(argv)
     if args.designs:
         store_designs(*map(int, args.designs.split("/")))
         return 0
     if args.methods:
         failed = warm([m for m in args.methods.split(",") if m])
+        if args.group_sizes:
+            failed += warm_group_sizes()
         for line in failed:
             print(f"  not compiled: {line}", file=sys.stderr)
         return 0
@@ -104,10 +124,17 @@ def main(argv: list[str] | None = None) -> int:
     procs = [subprocess.Popen(_command("--designs", f"{j}/{jobs}")) for j in range(jobs)]
     codes = [p.wait() for p in procs]
     shares = [names[j::jobs] for j in range(jobs)]
-    procs = [subprocess.Popen(_command("--methods", ",".join(part))) for part in shares if part]
+    procs = [
+        subprocess.Popen(
+            _command("--methods", ",".join(part), *(["--group-sizes"] if j == 0 else []))
+        )
+        for j, part in enumerate(shares)
+        if part
+    ]
     codes += [p.wait() for p in procs]
     print(
-        f"dphist: compiled the kernels of {len(names)} methods and stored OPT-H's designs in "
+        f"dphist: compiled the kernels of {len(names)} methods and the group sizes, and stored "
+        f"OPT-H's designs in "
         f"{time.perf_counter() - start:.0f} s",
         file=sys.stderr,
     )
