@@ -6,6 +6,7 @@ model's thresholds; auto itself must pass on the same pair."""
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 
 import numpy as np
@@ -43,6 +44,7 @@ def _choice_on(n: int, eps: Fraction, x: np.ndarray, definition: str = "pure") -
     return c.method, c.params
 
 
+@functools.cache
 def _setting(definition: str = "pure") -> tuple[int, Fraction, int]:
     """A small domain, a budget and the smallest total (at least 8) at which the
     shipped model's choice for all ranges changes with the features of even counts."""
@@ -58,37 +60,38 @@ def _setting(definition: str = "pure") -> tuple[int, Fraction, int]:
     raise AssertionError("the shipped model never uses the features on small domains")
 
 
-N_BINS, EPS, BOUNDARY = _setting()
 DELTA = 1e-6
 
 
 def _auto(x: np.ndarray, gen: np.random.Generator) -> np.ndarray:
-    rel = dh.publish(x, epsilon=EPS, method="auto", rng=gen)
+    rel = dh.publish(x, epsilon=_setting()[1], method="auto", rng=gen)
     return np.append(rel.estimate, _index(rel.method, rel.params["auto"]["params"]))
 
 
 def _true_features_mutant(x: np.ndarray, gen: np.random.Generator) -> np.ndarray:
     """Chooses from the exact features (no noise, nothing charged for them)."""
-    method, params = _choice_on(N_BINS, EPS, x)
-    rel = dh.publish(x, epsilon=EPS * (1 - SHARE), method=method, rng=gen, **params)
+    n, eps, _ = _setting()
+    method, params = _choice_on(n, eps, x)
+    rel = dh.publish(x, epsilon=eps * (1 - SHARE), method=method, rng=gen, **params)
     return np.append(rel.estimate, _index(method, params))
 
 
 def _pair_at(total: int) -> audit.Neighbour:
-    x = _counts(N_BINS, total - 1)
+    x = _counts(_setting()[0], total - 1)
     return audit.pair(x, int(np.argmin(x)), +1, "straddles a threshold of the model")
 
 
 @pytest.mark.extended
 @pytest.mark.statistical
 def test_auto_is_not_flagged_and_the_true_features_mutant_is(audit_row):
-    pair = _pair_at(BOUNDARY)
-    mech = audit.function_mechanism("auto", _auto, epsilon=EPS)
+    _, eps, boundary = _setting()  # found on first use: only the extended run needs it
+    pair = _pair_at(boundary)
+    mech = audit.function_mechanism("auto", _auto, epsilon=eps)
     ok = audit.audit(mech, [pair], n_search=600, n_confirm=2_400, seed=[2026, 13])
     audit_row("method: auto", ok.epsilon, ok.eps_lb, "pass" if not ok.flagged else "FLAGGED",
               pair.describe(), ok.runs, ok.seconds)  # fmt: skip
     assert not ok.flagged, ok.summary()
-    bad = audit.function_mechanism("auto on the true features", _true_features_mutant, epsilon=EPS)
+    bad = audit.function_mechanism("auto on the true features", _true_features_mutant, epsilon=eps)
     caught = audit.audit(bad, [pair], n_search=600, n_confirm=2_400, seed=[2026, 14])
     assert caught.flagged, caught.summary()
 
