@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import os
 import subprocess
 import sys
@@ -34,6 +35,11 @@ SIZES = (40, 1500)
 #: two from 1,024 to 65,536 and the built-in datasets' (a size, or a zCDP release, not
 #: listed is fitted on first use and kept in the per-user cache; the install stays short).
 DESIGN_SIZES = tuple(sorted({*SIZES, *(2**k for k in range(10, 17)), 11_342}))
+
+
+#: Settings beyond a method's example that a release may ask for and that run kernels of
+#: their own: the coupled (lazily sampled) noise of the L1 partitions.
+EXTRA_SETTINGS = {"S1": ({"noise": "coupled"},), "S~": ({"noise": "coupled"},)}
 
 
 def design_keys() -> list[tuple[int, str, str]]:
@@ -63,21 +69,24 @@ def warm(names: list[str]) -> list[str]:
     zcdp = set(dh.zcdp_methods())
     for name in names:
         info = dh.get_method(name)
-        for n in SIZES:
+        settings = [info.example, *({**info.example, **e} for e in EXTRA_SETTINGS.get(name, ()))]
+        for n, params in itertools.product(SIZES, settings):
             x = dh.synthetic.spiky(n, rng=1)
             budgets = [{"epsilon": 0.5}] + ([{"rho": 0.05}] if name in zcdp else [])
             for budget in budgets:
                 try:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        rel = dh.publish(x, method=name, rng=0, **budget, **info.example)
+                        rel = dh.publish(x, method=name, rng=0, **budget, **params)
                     if rel.uncertainty is not None:
                         with contextlib.suppress(NoErrorBarError):  # a method stating none
                             lo = np.array([0, n // 3])
                             rel.ranges(lo, lo + n // 2, stderr=True)
                             rel.interval(0, n // 2)
                 except Exception as exc:  # a method refusing a setting is not a failure here
-                    failed.append(f"{name} (n={n}, {budget}): {type(exc).__name__}: {exc}")
+                    failed.append(
+                        f"{name} (n={n}, {budget}, {params}): {type(exc).__name__}: {exc}"
+                    )
     return failed
 
 
