@@ -44,7 +44,7 @@ from .._jit import njit
 from ..errors import InputTypeError, InternalError, PrivacyError, ValidationError
 from .coins import bernoulli_exp_neg, laplace_draw, uniform_below
 from .lookup import laplace_add
-from .seeding import pcg64
+from .seeding import pcg64_back, pcg64_fill, pcg64_state
 from .tables import laplace_size, laplace_tables
 
 __all__ = [
@@ -76,6 +76,10 @@ class BitSource:
 
     private: bool = False
     keeps_unread: bool = False  # whether unread words go back to the stream
+
+    def pcg(self) -> np.ndarray | None:
+        """A PCG64 state compiled samplers may draw from directly (:class:`GeneratorBits`)."""
+        return None
 
     def words(self, n: int) -> np.ndarray:
         raise NotImplementedError
@@ -117,7 +121,12 @@ def _urandom(size: int) -> bytes:
 
 
 class GeneratorBits(BitSource):
-    """Uniform words from a numpy Generator: reproducible, for experiments only."""
+    """Uniform words from a numpy Generator: reproducible, for experiments only.
+
+    A seed's PCG64 stream (:meth:`from_seed`, what ``rng=<int>`` gives) is drawn by
+    compiled code from the generator's state (:func:`~dphist._kernel.seeding.pcg64_state`,
+    numpy's words exactly), and unread words step it back; a Generator given by the
+    caller is drawn from through numpy (so it advances) and its unread words are kept."""
 
     private = False
     keeps_unread = True
@@ -128,27 +137,40 @@ class GeneratorBits(BitSource):
         self._kind = type(self._bitgen)
         self._children = 0
         self._pending = _NO_WORDS
+        self._state: np.ndarray | None = None
 
     @classmethod
     def from_seed(
         cls, seed: np.random.SeedSequence | tuple, kind: type = np.random.PCG64
     ) -> GeneratorBits:
-        """The words of ``Generator(kind(seed))``, its bit generator made on first use (a
-        seed only spawned from costs no generator). ``seed`` is a SeedSequence or its
+        """The words of ``Generator(kind(seed))``, its state made on first use (a seed only
+        spawned from costs no generator). ``seed`` is a SeedSequence or its
         ``(entropy, spawn_key)``, made when first needed (the same sequence)."""
         obj = cls.__new__(cls)
         obj._bitgen, obj._seed, obj._kind = None, seed, kind
         obj._children = 0
         obj._pending = _NO_WORDS
+        obj._state = None
         return obj
 
-    @property
-    def bit_generator(self) -> np.random.BitGenerator:
+    def pcg(self) -> np.ndarray | None:
+        """The compiled PCG64 state of a seed's stream (made on first use), else None."""
+        st = self._state
+        if st is None and self._bitgen is None and self._kind is np.random.PCG64:
+            seed = self._seed
+            if type(seed) is tuple:
+                st = pcg64_state(*seed)  # numpy's stream, built without its objects
+            else:
+                d = np.random.PCG64(seed).state["state"]
+                st = np.array([d["state"] >> 64, d["state"] & _M64, d["inc"] >> 64,
+                               d["inc"] & _M64], dtype=_U64)  # fmt: skip
+            self._state = st
+        return st
+
+    def _generator(self) -> np.random.BitGenerator:
+        """numpy's bit generator (a caller's, or a seed's of another kind, made once)."""
         if self._bitgen is None:
             seed = self._seed
-            if type(seed) is tuple and self._kind is np.random.PCG64:
-                self._bitgen = pcg64(*seed)  # numpy's stream, built without its objects
-                return self._bitgen
             if type(seed) is tuple:
                 seed = np.random.SeedSequence(seed[0], spawn_key=seed[1])
             self._bitgen = self._kind(seed)
@@ -166,24 +188,34 @@ class GeneratorBits(BitSource):
         return GeneratorBits.from_seed(seed.spawn(1)[0], self._kind)
 
     def words(self, n: int) -> np.ndarray:
+        st = self._state if self._state is not None else self.pcg()
+        if st is not None:
+            out = np.empty(n, dtype=_U64)
+            pcg64_fill(st, out, 0, n)
+            return out
         kept = self._pending
         if not kept.size:
-            return (self._bitgen or self.bit_generator).random_raw(n)
+            return self._generator().random_raw(n)
         if kept.size >= n:
             self._pending = kept[n:]
             return kept[:n]
         out = np.empty(n, dtype=np.uint64)
         out[: kept.size] = kept
-        out[kept.size :] = (self._bitgen or self.bit_generator).random_raw(n - kept.size)
+        out[kept.size :] = self._generator().random_raw(n - kept.size)
         self._pending = _NO_WORDS
         return out
 
     def unread(self, words: np.ndarray) -> None:
-        """Seeded streams keep unused words, so outputs never depend on chunk sizes."""
-        self._pending = np.concatenate((words, self._pending)) if self._pending.size else words
+        """Seeded streams take unused words back (the last ones drawn), so outputs never
+        depend on chunk sizes."""
+        if self._state is not None:
+            pcg64_back(self._state, words.shape[0])
+        elif words.size:
+            self._pending = np.concatenate((words, self._pending)) if self._pending.size else words
 
 
 _NO_WORDS = np.zeros(0, dtype=np.uint64)
+_M64 = (1 << 64) - 1
 _WORD64 = frozenset({"PCG64", "PCG64DXSM", "Philox", "SFC64"})  # random_raw gives 64 bits
 _TABLE_MIN = 512  # requests this large use the table sampler ...
 _EAGER_THRESHOLDS = 8_000  # ... built at once up to this size (tens of milliseconds) ...
@@ -203,6 +235,39 @@ def _direct_add(words, pos, out, start, t, s):  # pragma: no cover - compiled
         out[i] += y
         i += 1
     return i, pos, 0
+
+
+@njit(cache=True)
+def _pcg_laplace_add(st, out, th, cum, shift, m, d):  # pragma: no cover - compiled
+    """:func:`drive` and :func:`~dphist._kernel.lookup.laplace_add` in one compiled call
+    for a PCG64 state: words drawn into one buffer (chunks as in :func:`drive`), a draw
+    that runs out replayed once the buffer is refilled behind the units it left, the
+    whole words left unread stepped back. Status 0, or -2 (headroom)."""
+    size = out.shape[0]
+    per = d + 1
+    nw = min(_CHUNK, (per * size + ((per * size) >> 6) + 16) // 4 + 4)
+    buf = np.empty(nw + 16, dtype=np.uint64)  # room for a draw's units left at a refill
+    pcg64_fill(st, buf, 0, nw)
+    end = 4 * nw
+    done, pos, status = laplace_add(buf.view(np.uint16)[:end], 0, out, 0, th, cum, shift, m, d)
+    while status == -1:
+        left = end - pos  # units of the draw that ran out, moved to end on a word boundary
+        k = (left + 3) // 4
+        rest = per * (size - done)
+        want = min(_CHUNK, (rest + (rest >> 6) + 16) // 4 + 4)
+        units = buf.view(np.uint16)
+        keep = units[pos:end].copy()
+        if k + want > buf.shape[0]:
+            buf = np.empty(k + want, dtype=np.uint64)
+            units = buf.view(np.uint16)
+        units[4 * k - left : 4 * k] = keep
+        pcg64_fill(st, buf, k, k + want)
+        end = 4 * (k + want)
+        done, pos, status = laplace_add(units[:end], 4 * k - left, out, done, th, cum, shift, m, d)
+    if status < -1:
+        return status
+    pcg64_back(st, (end - pos) // 4)
+    return 0
 
 
 def drive(
@@ -272,7 +337,11 @@ def add_discrete_laplace(bits: BitSource, out: np.ndarray, t: int, s: int) -> No
         return
     if tables is None:
         tables = _laplace_plan(t, s, build=True)[1]
-    drive(bits, out, laplace_add, *tables)
+    st = bits.pcg()
+    if st is None:
+        drive(bits, out, laplace_add, *tables)
+    elif _pcg_laplace_add(st, out, *tables[0]):
+        raise InternalError("exact noise sampler exceeded its integer headroom")
 
 
 def check_out(out: np.ndarray) -> None:

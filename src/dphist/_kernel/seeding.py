@@ -7,6 +7,11 @@ bins. :func:`pcg64` computes the same 128-bit seed and increment with the seed
 sequence's hashing compiled (O'Neill's ``seed_seq`` with numpy's constants and pool of
 four words) and hands them to ``PCG64``, so the words drawn are numpy's. Seeded noise is
 for experiments only: nothing here is private.
+
+:func:`pcg64_state` goes further: numpy's PCG64 (O'Neill's 128-bit LCG with the XSL-RR
+output) as four ``uint64`` words that compiled code advances itself (:func:`pcg64_fill`)
+and steps back (:func:`pcg64_back`, the LCG inverted), so a sampler draws numpy's words
+with no call into numpy and hands back the words it did not use by rewinding.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from numpy.random.bit_generator import ISeedSequence
 
 from .._jit import njit
 
-__all__ = ["pcg64", "pcg64_words"]
+__all__ = ["pcg64", "pcg64_back", "pcg64_fill", "pcg64_state", "pcg64_words"]
 
 _MASK = 0xFFFFFFFF
 _INIT_A, _MULT_A = 0x43B0D7E5, 0x931E8875
@@ -113,3 +118,62 @@ def pcg64(entropy: int, spawn_key: tuple[int, ...] = ()) -> np.random.PCG64:
     """``np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=spawn_key))``, the same
     stream, built without numpy's seed-sequence object."""
     return np.random.PCG64(_Fixed(entropy, spawn_key, pcg64_words(entropy, spawn_key)))
+
+
+_M64 = (1 << 64) - 1
+_MULT = 0x2360ED051FC65DA44385DF649FCCF645  # numpy's PCG64 multiplier (PCG's default)
+_MULT_INV = pow(_MULT, -1, 1 << 128)  # steps the LCG back: s = (s' - inc) * _MULT_INV
+_MH, _ML = np.uint64(_MULT >> 64), np.uint64(_MULT & _M64)
+_IH, _IL = np.uint64(_MULT_INV >> 64), np.uint64(_MULT_INV & _M64)
+_U32, _S32, _S58, _R63 = np.uint64(_MASK), np.uint64(32), np.uint64(58), np.uint64(63)
+_ONE = np.uint64(1)
+
+
+def pcg64_state(entropy: int, spawn_key: tuple[int, ...] = ()) -> np.ndarray:
+    """The state of ``np.random.PCG64(SeedSequence(entropy, spawn_key=spawn_key))`` as
+    ``uint64`` words ``[state high, state low, increment high, increment low]``: numpy
+    seeds with ``inc = 2 i + 1``, a step from zero, ``+ s`` and a step (``s, i`` the
+    seed words' two 128-bit halves)."""
+    w = [int(v) for v in pcg64_words(entropy, spawn_key)]
+    seed, inc = (w[0] << 64) | w[1], (((w[2] << 64) | w[3]) << 1 | 1) & ((1 << 128) - 1)
+    state = ((inc + seed) * _MULT + inc) & ((1 << 128) - 1)
+    return np.array([state >> 64, state & _M64, inc >> 64, inc & _M64], dtype=np.uint64)
+
+
+@njit(cache=True, inline="always")
+def _mul128(ah, al, bh, bl):  # pragma: no cover - compiled
+    """``(a b) mod 2**128`` as (high, low) words: the low product's high half from
+    32-bit pieces, the cross products' low halves added to it."""
+    a0, a1, b0, b1 = al & _U32, al >> _S32, bl & _U32, bl >> _S32
+    p01, p10 = a0 * b1, a1 * b0
+    mid = ((a0 * b0) >> _S32) + (p01 & _U32) + (p10 & _U32)
+    hi = a1 * b1 + (p01 >> _S32) + (p10 >> _S32) + (mid >> _S32)
+    return hi + ah * bl + al * bh, al * bl
+
+
+@njit(cache=True)
+def pcg64_fill(st, words, start, stop):  # pragma: no cover - compiled
+    """Fill ``words[start:stop]`` with the generator's next words (``random_raw``'s):
+    a step ``s = s M + inc``, then the XSL-RR output of the new state."""
+    sh, sl, ih, il = st[0], st[1], st[2], st[3]
+    for k in range(start, stop):
+        sh, sl = _mul128(sh, sl, _MH, _ML)
+        lo = sl + il
+        sh = sh + ih + (_ONE if lo < sl else np.uint64(0))
+        sl = lo
+        x = sh ^ sl
+        r = sh >> _S58
+        words[k] = (x >> r) | (x << ((np.uint64(64) - r) & _R63))
+    st[0], st[1] = sh, sl
+
+
+@njit(cache=True)
+def pcg64_back(st, count):  # pragma: no cover - compiled
+    """Step the generator back ``count`` words: the next ``count`` words drawn are the
+    last ``count`` it gave."""
+    sh, sl, ih, il = st[0], st[1], st[2], st[3]
+    for _ in range(count):
+        lo = sl - il
+        sh = sh - ih - (_ONE if sl < il else np.uint64(0))
+        sh, sl = _mul128(sh, lo, _IH, _IL)
+    st[0], st[1] = sh, sl
