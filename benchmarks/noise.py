@@ -3,14 +3,17 @@ seeded modes) beside numpy's floating-point ``Generator.laplace``.
 
 Run: python benchmarks/noise.py [--n 10000000] [--repeats 5] [--sweep]
 
-Each figure is the median over ``--repeats`` of nanoseconds per value (noise added in
-place to a vector of ``--n`` counts), measured in one run; "x numpy" is the seeded
-figure over numpy's ``Generator.laplace`` on the same ``--n``, "secure x" the secure
-one. ``--sweep`` prints Laplace noise (scale 10) per value from 10**3 to 10**7 values,
-secure and seeded, and the largest over the smallest figure of each (no cliff: at
-most 1.5), with numpy's float Laplace at the same sizes (what the machine's caches
-and memory do to any sampler).
+Each figure is the median over ``--repeats`` of CPU nanoseconds per value (noise added
+in place to a vector of ``--n`` counts; a sample times enough calls to hold 300,000
+values, so the secure pool's refills count at their share), measured in one run;
+"x numpy" is the seeded figure over numpy's ``Generator.laplace`` on the same ``--n``,
+"secure x" the secure one. ``--sweep`` prints Laplace noise (scale 10) per value from
+10**3 to 10**7 values, secure and seeded, and the largest over the smallest figure of
+each (no cliff: at most 1.5), with numpy's float Laplace at the same sizes (what the
+machine's caches and memory do to any sampler).
 Targets: seeded at most 2x numpy, secure at most 1.5x numpy at 10**6 and 10**7.
+The CPU time of the reference loop ``sum(range(10**7))`` is printed first and last (about
+0.17-0.20 s on an idle machine): figures from a busy machine are not comparable.
 """
 
 from __future__ import annotations
@@ -28,13 +31,24 @@ from dphist._kernel.noise import noise_source, rational_scale
 
 
 def median_ns(fn, n: int, repeats: int) -> float:
+    """Median CPU nanoseconds per value of ``fn`` (``n`` values a call), each sample
+    ``max(1, 300_000 // n)`` calls."""
     fn()  # warm-up: JIT compilation, tables and page faults
+    calls = max(1, 300_000 // n)
     times = []
     for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) / n * 1e9
+        start = time.process_time()
+        for _ in range(calls):
+            fn()
+        times.append(time.process_time() - start)
+    return statistics.median(times) / (n * calls) * 1e9
+
+
+def reference_loop() -> float:
+    """CPU seconds of ``sum(range(10**7))``: the machine's load, printed beside figures."""
+    start = time.process_time()
+    sum(range(10**7))
+    return time.process_time() - start
 
 
 def main() -> None:
@@ -44,6 +58,7 @@ def main() -> None:
     parser.add_argument("--sweep", action="store_true", help="time per value by request size")
     args = parser.parse_args()
     n, reps = args.n, args.repeats
+    print(f"reference loop sum(range(10**7)): {reference_loop():.3f} s CPU")
     out = np.zeros(n, dtype=np.int64)
     gen = np.random.default_rng(0)
     ref = median_ns(lambda: gen.laplace(0.0, 10.0, n), n, reps)
@@ -63,6 +78,7 @@ def main() -> None:
             row.append(median_ns(partial(add, out, a, b), n, reps))
         seeded, secure = row
         print(f"{label:<26} {seeded:10.1f} {seeded / ref:8.2f} {secure:10.1f} {secure / ref:9.2f}")
+    print(f"reference loop sum(range(10**7)): {reference_loop():.3f} s CPU")
 
 
 def sweep(reps: int) -> None:
@@ -76,7 +92,7 @@ def sweep(reps: int) -> None:
     print(f"  {'values':>12} {'secure ns':>10} {'seeded ns':>10} {'numpy ns':>9}")
     for n in (10**3, 3 * 10**3, 10**4, 16_383, 16_384, 10**5, 10**6, 10**7):
         out = np.zeros(n, dtype=np.int64)
-        times = max(reps, 41 if n < 10**5 else reps)
+        times = max(reps, 15 if n < 10**6 else reps)
         for name, src in modes.items():
             figures[name].append(median_ns(partial(src.add_discrete_laplace, out, a, b), n, times))
         figures["numpy"].append(median_ns(partial(gen.laplace, 0.0, 10.0, n), n, times))

@@ -148,13 +148,25 @@ def test_os_randomness_failure_fails_closed(monkeypatch):
         raise OSError("no entropy")
 
     monkeypatch.setattr(nz.os, "urandom", broken)
+    monkeypatch.setattr(nz, "_POOL", [nz._NO_WORDS, 0])  # the pool empty: the next read fails
     with pytest.raises(PrivacyError, match="random source failed"):
         nz.noise_source(None).discrete_laplace(1, 1, 10)
+    with pytest.raises(PrivacyError, match="random source failed"):
+        nz.noise_source(None).discrete_laplace(1, 1, 10**6)  # read directly, not pooled
+
+
+def test_pooled_secure_words_are_handed_out_once():
+    bits = nz.SystemBits()
+    got = [bits.words(k) for k in (1, 7, 4096, 3000, 4096, 50_000)]  # pooled, refilled, direct
+    words = np.concatenate(got)
+    assert all(g.flags.writeable and g.dtype == np.uint64 for g in got)
+    assert np.unique(words).size == words.size  # 2**64 words: a repeat means reuse
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_forked_processes_draw_different_words():
     bits = nz.SystemBits()
+    bits.words(8)  # the pool holds unused words at the fork: children must not use them
     readers = []
     for _ in range(2):
         r, w = os.pipe()

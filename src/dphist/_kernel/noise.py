@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from fractions import Fraction
 
 import numpy as np
@@ -91,7 +92,11 @@ class BitSource:
 class SystemBits(BitSource):
     """Uniform words from the operating system's cryptographic generator.
 
-    No seed can be given: reproducible noise is not private noise.
+    No seed can be given: reproducible noise is not private noise. Small requests are
+    cut from a per-process pool of OS bytes read 128 KB at a time (one system call
+    and one copy for many requests); each pooled word is handed out once, and a forked
+    child drops the pool it inherited (:func:`_drop_pool`), so no two processes or
+    requests ever share a word.
     """
 
     private = True
@@ -100,14 +105,25 @@ class SystemBits(BitSource):
         pass
 
     def words(self, n: int) -> np.ndarray:
-        if n <= _CHUNK:  # one read (the samplers ask for at most _CHUNK words at a time)
-            return np.frombuffer(_urandom(8 * n), _U64).copy()
-        out = np.empty(n, dtype=np.uint64)
-        dest = out.view(np.uint8)
-        for done in range(0, n, _CHUNK):
-            k = min(n - done, _CHUNK)
-            dest[8 * done : 8 * (done + k)] = np.frombuffer(_urandom(8 * k), dtype=np.uint8)
-        return out
+        if n <= _POOLED:
+            with _POOL_LOCK:
+                buf, pos = _POOL
+                if pos + n > buf.shape[0]:
+                    buf, pos = _os_words(_CHUNK), 0
+                _POOL[:] = buf, pos + n
+            return buf[pos : pos + n]
+        return _os_words(n)
+
+
+def _os_words(n: int) -> np.ndarray:
+    """``n`` fresh words of the operating system's CSPRNG, read at most ``_CHUNK`` at a
+    time into a writable array (compiled samplers take it as it is)."""
+    out = np.empty(n, dtype=_U64)
+    dest = out.view(np.uint8)
+    for done in range(0, n, _CHUNK):
+        k = min(n - done, _CHUNK)
+        dest[8 * done : 8 * (done + k)] = np.frombuffer(_urandom(8 * k), dtype=np.uint8)
+    return out
 
 
 def _urandom(size: int) -> bytes:
@@ -118,6 +134,14 @@ def _urandom(size: int) -> bytes:
         raise PrivacyError(
             "the operating system's random source failed; refusing to release without secure noise"
         ) from exc
+
+
+def _drop_pool() -> None:
+    """Forget the pooled words (in a forked child: they are its parent's) and make a
+    fresh lock (another thread may have held the old one at the fork)."""
+    global _POOL_LOCK
+    _POOL[:] = _NO_WORDS, 0
+    _POOL_LOCK = threading.Lock()
 
 
 class GeneratorBits(BitSource):
@@ -216,6 +240,11 @@ class GeneratorBits(BitSource):
 
 _NO_WORDS = np.zeros(0, dtype=np.uint64)
 _M64 = (1 << 64) - 1
+_POOLED = _CHUNK >> 2  # secure requests of at most this many words come from the pool
+_POOL: list = [_NO_WORDS, 0]  # OS words and the first not yet handed out
+_POOL_LOCK = threading.Lock()
+if hasattr(os, "register_at_fork"):  # no fork, no inherited pool, elsewhere
+    os.register_at_fork(after_in_child=_drop_pool)
 _WORD64 = frozenset({"PCG64", "PCG64DXSM", "Philox", "SFC64"})  # random_raw gives 64 bits
 _TABLE_MIN = 512  # requests this large use the table sampler ...
 _EAGER_THRESHOLDS = 8_000  # ... built at once up to this size (tens of milliseconds) ...
