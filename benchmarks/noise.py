@@ -30,10 +30,11 @@ from dphist._kernel.gaussian import gaussian_parameters
 from dphist._kernel.noise import noise_source, rational_scale
 
 
-def median_ns(fn, n: int, repeats: int) -> float:
+def median_ns(fn, n: int, repeats: int, warm: bool = True) -> float:
     """Median CPU nanoseconds per value of ``fn`` (``n`` values a call), each sample
     ``max(1, 300_000 // n)`` calls."""
-    fn()  # warm-up: JIT compilation, tables and page faults
+    if warm:
+        fn()  # warm-up: JIT compilation, tables and page faults
     calls = max(1, 300_000 // n)
     times = []
     for _ in range(repeats):
@@ -83,20 +84,31 @@ def main() -> None:
 
 def sweep(reps: int) -> None:
     """Nanoseconds per value of Laplace noise (scale 10), secure and seeded, across
-    request sizes: each a real call of the sampler entry the kernel uses."""
+    request sizes: each a real call of the sampler entry the kernel uses. The sizes take
+    turns within each of ``max(reps, 9)`` rounds, so a change of the machine's load
+    over the run reaches all of them alike; medians over the rounds."""
     a, b = rational_scale(Fraction(1), Fraction("0.1"))
-    modes = {"secure": noise_source(None), "seeded": noise_source(0)}
-    figures: dict[str, list[float]] = {"secure": [], "seeded": [], "numpy": []}
     gen = np.random.default_rng(0)
+    sizes = (10**3, 3 * 10**3, 10**4, 16_383, 16_384, 10**5, 10**6, 10**7)
+    calls: dict[tuple[str, int], object] = {}
+    for n in sizes:
+        out = np.zeros(n, dtype=np.int64)
+        for name, src in (("secure", noise_source(None)), ("seeded", noise_source(0))):
+            calls[name, n] = partial(src.add_discrete_laplace, out, a, b)
+        calls["numpy", n] = partial(gen.laplace, 0.0, 10.0, n)
+    samples: dict[tuple[str, int], list[float]] = {key: [] for key in calls}
+    for fn in calls.values():
+        fn()  # warm-up: JIT compilation, tables and page faults
+    for _ in range(max(reps, 9)):
+        for (name, n), fn in calls.items():
+            samples[name, n].append(median_ns(fn, n, 1, warm=False))
+    figures = {
+        k: [statistics.median(samples[k, n]) for n in sizes] for k in ("secure", "seeded", "numpy")
+    }
     print("Laplace noise, scale 10, by request size (numpy's Generator.laplace beside it)")
     print(f"  {'values':>12} {'secure ns':>10} {'seeded ns':>10} {'numpy ns':>9}")
-    for n in (10**3, 3 * 10**3, 10**4, 16_383, 16_384, 10**5, 10**6, 10**7):
-        out = np.zeros(n, dtype=np.int64)
-        times = max(reps, 15 if n < 10**6 else reps)
-        for name, src in modes.items():
-            figures[name].append(median_ns(partial(src.add_discrete_laplace, out, a, b), n, times))
-        figures["numpy"].append(median_ns(partial(gen.laplace, 0.0, 10.0, n), n, times))
-        row = " ".join(f"{figures[k][-1]:9.1f}" for k in ("secure", "seeded", "numpy"))
+    for i, n in enumerate(sizes):
+        row = " ".join(f"{figures[k][i]:9.1f}" for k in ("secure", "seeded", "numpy"))
         print(f"  {n:>12,} {row}")
     spread = {k: max(v) / min(v) for k, v in figures.items()}
     print(f"  largest / smallest: secure {spread['secure']:.2f}, seeded {spread['seeded']:.2f} "
