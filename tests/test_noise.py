@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from numba import njit
 from scipy import stats
 
+from dphist._kernel import bits as bitsrc
 from dphist._kernel import noise as nz
 from dphist._kernel.budget import validate_epsilon
 from dphist.errors import InputTypeError, PrivacyError, ValidationError
@@ -147,8 +148,9 @@ def test_os_randomness_failure_fails_closed(monkeypatch):
     def broken(n):
         raise OSError("no entropy")
 
-    monkeypatch.setattr(nz.os, "urandom", broken)
-    monkeypatch.setattr(nz, "_POOL", [nz._NO_WORDS, 0])  # the pool empty: the next read fails
+    monkeypatch.setattr(bitsrc.os, "urandom", broken)
+    empty = [bitsrc._NO_WORDS, np.zeros(1, dtype=np.int64)]
+    monkeypatch.setattr(bitsrc, "_POOL", empty)  # the next read of the pool fails
     with pytest.raises(PrivacyError, match="random source failed"):
         nz.noise_source(None).discrete_laplace(1, 1, 10)
     with pytest.raises(PrivacyError, match="random source failed"):
@@ -161,6 +163,36 @@ def test_pooled_secure_words_are_handed_out_once():
     words = np.concatenate(got)
     assert all(g.flags.writeable and g.dtype == np.uint64 for g in got)
     assert np.unique(words).size == words.size  # 2**64 words: a repeat means reuse
+
+
+def test_threads_drawing_secure_noise_share_no_pooled_word(monkeypatch):
+    """Words handed out and draws made on the pool at once from several threads: no
+    word twice (the pool's position moves under its lock)."""
+    import threading
+
+    taken = []
+    real = bitsrc.SystemBits.words
+
+    def spy(self, n):
+        got = real(self, n)
+        taken.append(got.copy())
+        return got
+
+    monkeypatch.setattr(bitsrc.SystemBits, "words", spy)
+    src = nz.noise_source(None)
+
+    def work():
+        for _ in range(25):
+            src.bits.words(5)
+            src.discrete_laplace(3, 1, 600)  # the pooled one-call sampler: words not seen
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    words = np.concatenate(taken)
+    assert words.size == 500 and np.unique(words).size == words.size
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
@@ -238,3 +270,34 @@ def test_seeded_laplace_in_one_compiled_call_equals_the_word_driven_sampler():
         )
         d = np.arange(30) % 4
         assert fast.exponential_index(d, 1, 2) == slow.exponential_index(d, 1, 2)
+
+
+def test_secure_laplace_on_the_pool_goes_on_with_fresh_words_when_the_pool_runs_out(monkeypatch):
+    """The one-call pooled sampler whose draws outrun the pool finishes with fresh words
+    behind the units left, exactly as the word-driven sampler on the same stream, and
+    uses up the old pool. The pool's last 261 words (a request's estimate) are one
+    draw that never ends (a zero unit, then the top unit of the tail row: "m more"
+    again and again); the OS's next words are a fixed stream here."""
+    fresh = np.random.default_rng(1).bit_generator.random_raw(2 * bitsrc.CHUNK)
+    stuck = np.full(300, 2**64 - 1, dtype=np.uint64)
+    stuck[39] = 2**64 - 2**16  # units 0, 0xFFFF, 0xFFFF, 0xFFFF
+    at = np.array([39])
+    monkeypatch.setattr(bitsrc, "_POOL", [stuck.copy(), at])
+    monkeypatch.setattr(bitsrc, "_os_words", lambda n: fresh[:n].copy())
+
+    class Stream(nz.BitSource):
+        def __init__(self, words):
+            self.rest = words
+
+        def words(self, n):
+            got, self.rest = self.rest[:n], self.rest[n:]
+            return got.copy()
+
+    t, s = 10, 1
+    got = nz.noise_source(None).discrete_laplace(t, s, 1000)
+    assert at[0] == 300 and bitsrc._POOL[1][0] > 0  # the old pool used up, a new one in use
+    want = np.zeros(1000, dtype=np.int64)
+    kernels, args, per_value = nz._LAPLACE[t, s][1]
+    nz.drive(Stream(np.concatenate((stuck[39:], fresh))), want, kernels[0], args, per_value, 4)
+    assert np.array_equal(got, want)
+    assert got[0] < -80_000 and np.count_nonzero(got) > 500  # the long draw, then the rest

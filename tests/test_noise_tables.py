@@ -300,10 +300,14 @@ def test_units_are_the_words_sixteen_bits_at_a_time():
 
 @pytest.mark.parametrize("size", [100, 1000, TABLE])
 def test_seeded_output_does_not_depend_on_chunk_sizes(monkeypatch, size):
+    """The compiled driver of an int seed (chunks of 16,384 words, refilled inside) and
+    the word-driven sampler fetching three words at a time give the same noise."""
     a = nz.noise_source(9).discrete_laplace(2**20, 3, size)
     g = gs.discrete_gaussian(nz.GeneratorBits(np.random.default_rng(9)), 40, 1, size)
-    monkeypatch.setattr(nz, "_CHUNK", 3)  # words fetched three at a time
-    assert np.array_equal(a, nz.noise_source(9).discrete_laplace(2**20, 3, size))
+    monkeypatch.setattr(nz, "CHUNK", 3)  # words fetched three at a time
+    driven = nz.NoiseSource(nz.GeneratorBits(np.random.Generator(np.random.PCG64(9))))
+    assert driven.bits.pcg() is None  # a caller's generator: drawn through numpy
+    assert np.array_equal(a, driven.discrete_laplace(2**20, 3, size))
     assert np.array_equal(
         g, gs.discrete_gaussian(nz.GeneratorBits(np.random.default_rng(9)), 40, 1, size)
     )

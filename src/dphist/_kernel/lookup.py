@@ -24,11 +24,21 @@ import numpy as np
 
 from .._jit import njit
 from .coins import exp_coin, geometric_draw
+from .seeding import pcg64_back, pcg64_fill
 from .tables import DIGIT_BITS, THRESHOLD_UNITS
 
-__all__ = ["gaussian_add", "gaussian_one", "laplace_add", "laplace_one", "table_index"]
+__all__ = [
+    "gaussian_add",
+    "gaussian_one",
+    "laplace_add",
+    "laplace_one",
+    "pcg_laplace_add",
+    "pool_laplace_add",
+    "table_index",
+]
 
 _MAX_Q = (1 << 62) - 2  # |Y| = 1 + 256**D Q + digits stays below 2**62
+_CHUNK = 1 << 14  # words a one-call driver draws at a time (as the bit sources read)
 
 
 @njit(cache=True)
@@ -268,3 +278,48 @@ def gaussian_add(units, pos, out, start, th, cum, shift, half, a, b):  # pragma:
         out[i] += y
         i += 1
     return i, pos, 0
+
+
+@njit(cache=True)
+def pcg_laplace_add(st, out, th, cum, shift, m, d):  # pragma: no cover - compiled
+    """:func:`~dphist._kernel.noise.drive` and :func:`laplace_add` in one compiled call
+    for a PCG64 state (:mod:`~dphist._kernel.seeding`): words drawn into one buffer in
+    chunks, a draw that runs out replayed once the buffer is refilled behind the units
+    it left, the whole words left unread stepped back. Status 0, or -2 (headroom)."""
+    size = out.shape[0]
+    per = d + 1
+    nw = min(_CHUNK, (per * size + ((per * size) >> 6) + 16) // 4 + 4)
+    buf = np.empty(nw + 16, dtype=np.uint64)  # room for a draw's units left at a refill
+    pcg64_fill(st, buf, 0, nw)
+    end = 4 * nw
+    done, pos, status = laplace_add(buf.view(np.uint16)[:end], 0, out, 0, th, cum, shift, m, d)
+    while status == -1:
+        left = end - pos  # units of the draw that ran out, moved to end on a word boundary
+        k = (left + 3) // 4
+        rest = per * (size - done)
+        want = min(_CHUNK, (rest + (rest >> 6) + 16) // 4 + 4)
+        units = buf.view(np.uint16)
+        keep = units[pos:end].copy()
+        if k + want > buf.shape[0]:
+            buf = np.empty(k + want, dtype=np.uint64)
+            units = buf.view(np.uint16)
+        units[4 * k - left : 4 * k] = keep
+        pcg64_fill(st, buf, k, k + want)
+        end = 4 * (k + want)
+        done, pos, status = laplace_add(units[:end], 4 * k - left, out, done, th, cum, shift, m, d)
+    if status < -1:
+        return status
+    pcg64_back(st, (end - pos) // 4)
+    return 0
+
+
+@njit(cache=True)
+def pool_laplace_add(pool, at, out, th, cum, shift, m, d):  # pragma: no cover - compiled
+    """:func:`laplace_add` over ``out`` on the pooled words ``pool[at[0]:]``, in one
+    compiled call: ``at[0]`` moves past every word read (a partly read one included),
+    or to the pool's end when the units run out (the caller goes on from the returned
+    ``(done, pos, status)`` with fresh words behind the units left)."""
+    units = pool.view(np.uint16)
+    done, pos, status = laplace_add(units, 4 * at[0], out, 0, th, cum, shift, m, d)
+    at[0] = pool.shape[0] if status else (pos + 3) // 4
+    return done, pos, status

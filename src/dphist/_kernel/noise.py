@@ -13,17 +13,14 @@ stream; which one runs depends on public sizes only (:func:`use_tables`):
 
 Only integer operations on uniform random bits are used, so both laws are exact
 given unbiased bits: no floating-point rounding can make outputs porous (Mironov
-2012). Noise is added in place, in chunks of at most ``_CHUNK`` words.
+2012). Noise is added in place, in chunks of at most ``CHUNK`` words.
 
-Bit sources, each one stream of uniform 64-bit words (the coins of CKS20 use a
-word's top 63 bits; the tables read words as four 16-bit units):
-
-* :class:`SystemBits` (secure mode): the operating system's CSPRNG via
-  ``os.urandom``. It takes no seed, keeps no state (so it is fork-safe: words a
-  sampler did not use are dropped, never kept for a child) and fails closed.
-* :class:`GeneratorBits` (seeded mode): raw words of a numpy ``Generator``; unused
-  words go back to the stream, so outputs depend on the seed and the sequence of
-  requests only, never on buffer sizes. Reproducible and therefore **not private**.
+Bit sources (:mod:`~dphist._kernel.bits`), each one stream of uniform 64-bit words
+(the coins of CKS20 use a word's top 63 bits; the tables read words as four 16-bit
+units): :class:`SystemBits` (secure: the operating system's CSPRNG, never seeded,
+pooled words handed out once, fork-safe) and :class:`GeneratorBits` (seeded,
+reproducible and therefore **not private**). The Laplace table sampler runs in one
+compiled call on either's words when it can (:func:`add_discrete_laplace`).
 
 Real-valued statistics are released by the lattice Laplace mechanism: the value is
 rounded to a fine power-of-two lattice and exact discrete Laplace noise is added in
@@ -35,17 +32,15 @@ point before rounding, and the guarantee treats that computation as exact.
 from __future__ import annotations
 
 import math
-import os
-import threading
 from fractions import Fraction
 
 import numpy as np
 
 from .._jit import njit
-from ..errors import InputTypeError, InternalError, PrivacyError, ValidationError
+from ..errors import InputTypeError, InternalError, ValidationError
+from .bits import CHUNK, BitSource, GeneratorBits, SystemBits, on_pool
 from .coins import bernoulli_exp_neg, laplace_draw, uniform_below
-from .lookup import laplace_add
-from .seeding import pcg64_back, pcg64_fill, pcg64_state
+from .lookup import laplace_add, pcg_laplace_add, pool_laplace_add
 from .tables import laplace_size, laplace_tables
 
 __all__ = [
@@ -67,184 +62,8 @@ __all__ = [
 ]
 
 _MAX_T = 1 << 56  # t * K and t * V stay below 2**63 while K, V < 128
-_CHUNK = 1 << 14  # words per fetch (128 KB): reused memory in cache; fresh multi-MB
-# buffers cost more in page faults than their random bytes on some machines
 
 
-class BitSource:
-    """Supplies vectors of uniform 64-bit words (``uint64``), one stream: a sampler
-    hands back the words it did not use with :meth:`unread`."""
-
-    private: bool = False
-    keeps_unread: bool = False  # whether unread words go back to the stream
-
-    def pcg(self) -> np.ndarray | None:
-        """A PCG64 state compiled samplers may draw from directly (:class:`GeneratorBits`)."""
-        return None
-
-    def words(self, n: int) -> np.ndarray:
-        raise NotImplementedError
-
-    def unread(self, words: np.ndarray) -> None:
-        """Return unused words to the front of the stream (dropped by default)."""
-
-
-class SystemBits(BitSource):
-    """Uniform words from the operating system's cryptographic generator.
-
-    No seed can be given: reproducible noise is not private noise. Small requests are
-    cut from a per-process pool of OS bytes read 128 KB at a time (one system call
-    and one copy for many requests); each pooled word is handed out once, and a forked
-    child drops the pool it inherited (:func:`_drop_pool`), so no two processes or
-    requests ever share a word.
-    """
-
-    private = True
-
-    def __init__(self) -> None:  # explicit: refuses any seed argument with a TypeError
-        pass
-
-    def words(self, n: int) -> np.ndarray:
-        if n <= _POOLED:
-            with _POOL_LOCK:
-                buf, pos = _POOL
-                if pos + n > buf.shape[0]:
-                    buf, pos = _os_words(_CHUNK), 0
-                _POOL[:] = buf, pos + n
-            return buf[pos : pos + n]
-        return _os_words(n)
-
-
-def _os_words(n: int) -> np.ndarray:
-    """``n`` fresh words of the operating system's CSPRNG, read at most ``_CHUNK`` at a
-    time into a writable array (compiled samplers take it as it is)."""
-    out = np.empty(n, dtype=_U64)
-    dest = out.view(np.uint8)
-    for done in range(0, n, _CHUNK):
-        k = min(n - done, _CHUNK)
-        dest[8 * done : 8 * (done + k)] = np.frombuffer(_urandom(8 * k), dtype=np.uint8)
-    return out
-
-
-def _urandom(size: int) -> bytes:
-    """``size`` bytes of the operating system's CSPRNG, or :class:`PrivacyError`."""
-    try:
-        return os.urandom(size)
-    except (NotImplementedError, OSError) as exc:
-        raise PrivacyError(
-            "the operating system's random source failed; refusing to release without secure noise"
-        ) from exc
-
-
-def _drop_pool() -> None:
-    """Forget the pooled words (in a forked child: they are its parent's) and make a
-    fresh lock (another thread may have held the old one at the fork)."""
-    global _POOL_LOCK
-    _POOL[:] = _NO_WORDS, 0
-    _POOL_LOCK = threading.Lock()
-
-
-class GeneratorBits(BitSource):
-    """Uniform words from a numpy Generator: reproducible, for experiments only.
-
-    A seed's PCG64 stream (:meth:`from_seed`, what ``rng=<int>`` gives) is drawn by
-    compiled code from the generator's state (:func:`~dphist._kernel.seeding.pcg64_state`,
-    numpy's words exactly), and unread words step it back; a Generator given by the
-    caller is drawn from through numpy (so it advances) and its unread words are kept."""
-
-    private = False
-    keeps_unread = True
-
-    def __init__(self, generator: np.random.Generator):
-        self._bitgen = generator.bit_generator
-        self._seed = None
-        self._kind = type(self._bitgen)
-        self._children = 0
-        self._pending = _NO_WORDS
-        self._state: np.ndarray | None = None
-
-    @classmethod
-    def from_seed(
-        cls, seed: np.random.SeedSequence | tuple, kind: type = np.random.PCG64
-    ) -> GeneratorBits:
-        """The words of ``Generator(kind(seed))``, its state made on first use (a seed only
-        spawned from costs no generator). ``seed`` is a SeedSequence or its
-        ``(entropy, spawn_key)``, made when first needed (the same sequence)."""
-        obj = cls.__new__(cls)
-        obj._bitgen, obj._seed, obj._kind = None, seed, kind
-        obj._children = 0
-        obj._pending = _NO_WORDS
-        obj._state = None
-        return obj
-
-    def pcg(self) -> np.ndarray | None:
-        """The compiled PCG64 state of a seed's stream (made on first use), else None."""
-        st = self._state
-        if st is None and self._bitgen is None and self._kind is np.random.PCG64:
-            seed = self._seed
-            if type(seed) is tuple:
-                st = pcg64_state(*seed)  # numpy's stream, built without its objects
-            else:
-                d = np.random.PCG64(seed).state["state"]
-                st = np.array([d["state"] >> 64, d["state"] & _M64, d["inc"] >> 64,
-                               d["inc"] & _M64], dtype=_U64)  # fmt: skip
-            self._state = st
-        return st
-
-    def _generator(self) -> np.random.BitGenerator:
-        """numpy's bit generator (a caller's, or a seed's of another kind, made once)."""
-        if self._bitgen is None:
-            seed = self._seed
-            if type(seed) is tuple:
-                seed = np.random.SeedSequence(seed[0], spawn_key=seed[1])
-            self._bitgen = self._kind(seed)
-        return self._bitgen
-
-    def spawn(self) -> GeneratorBits:
-        """An independent child stream: the words ``Generator.spawn`` would give (the
-        ``k``-th child of a seed sequence has its entropy and its spawn key plus ``k``)."""
-        seed = self._seed if self._seed is not None else self._bitgen.seed_seq
-        if type(seed) is tuple:
-            entropy, key = seed
-            child = (entropy, (*key, self._children))
-            self._children += 1
-            return GeneratorBits.from_seed(child, self._kind)
-        return GeneratorBits.from_seed(seed.spawn(1)[0], self._kind)
-
-    def words(self, n: int) -> np.ndarray:
-        st = self._state if self._state is not None else self.pcg()
-        if st is not None:
-            out = np.empty(n, dtype=_U64)
-            pcg64_fill(st, out, 0, n)
-            return out
-        kept = self._pending
-        if not kept.size:
-            return self._generator().random_raw(n)
-        if kept.size >= n:
-            self._pending = kept[n:]
-            return kept[:n]
-        out = np.empty(n, dtype=np.uint64)
-        out[: kept.size] = kept
-        out[kept.size :] = self._generator().random_raw(n - kept.size)
-        self._pending = _NO_WORDS
-        return out
-
-    def unread(self, words: np.ndarray) -> None:
-        """Seeded streams take unused words back (the last ones drawn), so outputs never
-        depend on chunk sizes."""
-        if self._state is not None:
-            pcg64_back(self._state, words.shape[0])
-        elif words.size:
-            self._pending = np.concatenate((words, self._pending)) if self._pending.size else words
-
-
-_NO_WORDS = np.zeros(0, dtype=np.uint64)
-_M64 = (1 << 64) - 1
-_POOLED = _CHUNK >> 2  # secure requests of at most this many words come from the pool
-_POOL: list = [_NO_WORDS, 0]  # OS words and the first not yet handed out
-_POOL_LOCK = threading.Lock()
-if hasattr(os, "register_at_fork"):  # no fork, no inherited pool, elsewhere
-    os.register_at_fork(after_in_child=_drop_pool)
 _WORD64 = frozenset({"PCG64", "PCG64DXSM", "Philox", "SFC64"})  # random_raw gives 64 bits
 _TABLE_MIN = 512  # requests this large use the table sampler ...
 _EAGER_THRESHOLDS = 8_000  # ... built at once up to this size (tens of milliseconds) ...
@@ -266,54 +85,28 @@ def _direct_add(words, pos, out, start, t, s):  # pragma: no cover - compiled
     return i, pos, 0
 
 
-@njit(cache=True)
-def _pcg_laplace_add(st, out, th, cum, shift, m, d):  # pragma: no cover - compiled
-    """:func:`drive` and :func:`~dphist._kernel.lookup.laplace_add` in one compiled call
-    for a PCG64 state: words drawn into one buffer (chunks as in :func:`drive`), a draw
-    that runs out replayed once the buffer is refilled behind the units it left, the
-    whole words left unread stepped back. Status 0, or -2 (headroom)."""
-    size = out.shape[0]
-    per = d + 1
-    nw = min(_CHUNK, (per * size + ((per * size) >> 6) + 16) // 4 + 4)
-    buf = np.empty(nw + 16, dtype=np.uint64)  # room for a draw's units left at a refill
-    pcg64_fill(st, buf, 0, nw)
-    end = 4 * nw
-    done, pos, status = laplace_add(buf.view(np.uint16)[:end], 0, out, 0, th, cum, shift, m, d)
-    while status == -1:
-        left = end - pos  # units of the draw that ran out, moved to end on a word boundary
-        k = (left + 3) // 4
-        rest = per * (size - done)
-        want = min(_CHUNK, (rest + (rest >> 6) + 16) // 4 + 4)
-        units = buf.view(np.uint16)
-        keep = units[pos:end].copy()
-        if k + want > buf.shape[0]:
-            buf = np.empty(k + want, dtype=np.uint64)
-            units = buf.view(np.uint16)
-        units[4 * k - left : 4 * k] = keep
-        pcg64_fill(st, buf, k, k + want)
-        end = 4 * (k + want)
-        done, pos, status = laplace_add(units[:end], 4 * k - left, out, done, th, cum, shift, m, d)
-    if status < -1:
-        return status
-    pcg64_back(st, (end - pos) // 4)
-    return 0
-
-
 def drive(
     bits: BitSource, out: np.ndarray, kernel, args: tuple, per_value: int, per_word: int = 1
 ) -> None:
     """Run a sampler kernel over ``out`` (in place), feeding it the stream's words as
     ``per_word`` units each: whole 64-bit words (1) or 16-bit units (4, in order).
 
-    Words are fetched in chunks of at most ``_CHUNK``; a draw that runs out is
+    Words are fetched in chunks of at most ``CHUNK``; a draw that runs out is
     replayed after more are appended, and the whole words left at the end go back to
     the stream (a partly read word is dropped), so the output depends on the word
     stream only, never on chunk sizes. ``per_value`` estimates the units a value takes.
     """
+    units = bits.words(_words_for(per_value * out.shape[0], per_word)).view(_UNIT[per_word])
+    done, pos, status = kernel(units, 0, out, 0, *args)
+    finish(bits, out, kernel, args, per_value, per_word, units, done, pos, status)
+
+
+def finish(bits, out, kernel, args, per_value, per_word, units, done, pos, status) -> None:
+    """The rest of :func:`drive` after a kernel call on ``units`` stopped at ``(done,
+    pos, status)``: more words appended behind the units left while draws remain, the
+    whole words left at the end handed back."""
     unit = _UNIT[per_word]
     size = out.shape[0]
-    units = bits.words(_words_for(per_value * size, per_word)).view(unit)
-    done, pos, status = kernel(units, 0, out, 0, *args)
     joined = False
     while done < size or status < -1:
         if status < -1:
@@ -328,14 +121,15 @@ def drive(
 
 
 _U64 = np.dtype(np.uint64)  # dtype objects: numpy converts a scalar type on every call
-_UNIT = {1: _U64, 4: np.dtype(np.uint16)}
+_U16 = np.dtype(np.uint16)
+_UNIT = {1: _U64, 4: _U16}
 
 
 def _words_for(units: int, per_word: int) -> int:
     """Words to fetch for an estimated ``units``: a margin of a sixty-fourth, sixteen
     units and four words (a draw's rare extra units: a threshold's first unit matched,
-    a tail), so that a second read is rare, at most ``_CHUNK``."""
-    return min(_CHUNK, (units + (units >> 6) + 16) // per_word + 4)
+    a tail), so that a second read is rare, at most ``CHUNK``."""
+    return min(CHUNK, (units + (units >> 6) + 16) // per_word + 4)
 
 
 def use_tables(size: int, thresholds: int) -> bool:
@@ -368,10 +162,15 @@ def add_discrete_laplace(bits: BitSource, out: np.ndarray, t: int, s: int) -> No
         tables = _laplace_plan(t, s, build=True)[1]
     kernels, args, per_value = tables
     st = bits.pcg()
-    if st is None:
+    if st is not None:
+        if kernels[1](st, out, *args):
+            raise InternalError("exact noise sampler exceeded its integer headroom")
+    elif type(bits) is SystemBits and (need := _words_for(per_value * size, 4)) < CHUNK:
+        pool, (done, pos, status) = on_pool(need, kernels[2], out, args)  # one compiled call
+        if status:  # rare: the draws outran the pool (its words all used) or headroom
+            finish(bits, out, kernels[0], args, per_value, 4, pool.view(_U16), done, pos, status)
+    else:
         drive(bits, out, kernels[0], args, per_value, 4)
-    elif kernels[1](st, out, *args):
-        raise InternalError("exact noise sampler exceeded its integer headroom")
 
 
 def check_out(out: np.ndarray) -> None:
@@ -387,15 +186,16 @@ _LAPLACE: dict[tuple[int, int], tuple[int, tuple | None]] = {}
 def _laplace_plan(t: int, s: int, build: bool = False) -> tuple[int, tuple | None]:
     """``(thresholds, (kernels, table arguments, units a draw))`` of scale ``t/s``, checked
     in range and remembered (the tables once a request uses them; ``laplace_tables``
-    keeps them too). The kernels are numba's dispatchers of :func:`laplace_add` and
-    :func:`_pcg_laplace_add`, called directly: a call through the lazy wrapper costs a
-    third of a microsecond more, a tenth of a small request."""
+    keeps them too). The kernels are numba's dispatchers of
+    :func:`~dphist._kernel.lookup.laplace_add` and its one-call drivers
+    (``pcg_laplace_add``, ``pool_laplace_add``), called directly: a call through the
+    lazy wrapper costs a third of a microsecond more, a tenth of a small request."""
     if not (1 <= t <= _MAX_T and 1 <= s < (1 << 63)):
         raise InternalError(f"discrete Laplace parameters out of range: t={t}, s={s}")
     tables = None
     if build:
         tb = laplace_tables(t, s)
-        kernels = (laplace_add.dispatcher(), _pcg_laplace_add.dispatcher())
+        kernels = tuple(k.dispatcher() for k in (laplace_add, pcg_laplace_add, pool_laplace_add))
         tables = (kernels, tb.args, tb.d + 1)
     plan = (laplace_size(t, s), tables)
     if len(_LAPLACE) < 4096:
