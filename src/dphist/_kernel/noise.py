@@ -140,7 +140,9 @@ def use_tables(size: int, thresholds: int) -> bool:
     8,000 thresholds, so every request of ``_TABLE_MIN`` draws or more uses them; only
     the large Gaussian tables (sigma above about 950) wait for requests that amortise
     them."""
-    return size >= _TABLE_MIN and thresholds <= max(_EAGER_THRESHOLDS, size // _DRAWS_PER_THRESHOLD)
+    return size >= _TABLE_MIN and (
+        thresholds <= _EAGER_THRESHOLDS or thresholds <= size // _DRAWS_PER_THRESHOLD
+    )
 
 
 def add_discrete_laplace(bits: BitSource, out: np.ndarray, t: int, s: int) -> None:
