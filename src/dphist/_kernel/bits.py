@@ -106,12 +106,16 @@ def on_pool(need: int, kernel, out: np.ndarray, args: tuple) -> tuple[np.ndarray
 
 
 def _pooled(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The pool ``(words, [first word not handed out])`` holding at least ``n`` unused
-    words, refilled (the rest dropped, never handed out) when it does not; the caller
-    holds ``_POOL_LOCK`` and moves the position past the words it takes."""
+    """The pool ``(words, [first word not handed out])`` holding at least ``n < CHUNK``
+    unused words; when it does not, a new pool of its unused words (never handed out)
+    followed by ``CHUNK`` fresh ones, so no OS byte is wasted. The caller holds
+    ``_POOL_LOCK`` and moves the position past the words it takes."""
     buf, at = _POOL
-    if at[0] + n > buf.shape[0]:
-        buf, at = _POOL[:] = _os_words(CHUNK), np.zeros(1, dtype=np.int64)
+    start = int(at[0])
+    if start + n > buf.shape[0]:
+        buf = np.concatenate((buf[start:], _os_words(CHUNK)))
+        at = np.zeros(1, dtype=np.int64)
+        _POOL[:] = buf, at
     return buf, at
 
 
