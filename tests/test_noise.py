@@ -256,6 +256,13 @@ def test_compiled_pcg64_is_numpys_stream_and_steps_back(entropy, key):
     assert np.array_equal(again, words[-123:])
 
 
+def test_a_generators_spawned_stream_is_compiled_from_its_seed_sequence():
+    child = nz.GeneratorBits(np.random.default_rng(4)).spawn()
+    assert child.pcg() is not None  # built from numpy's state of the child sequence
+    seq = np.random.default_rng(4).bit_generator.seed_seq.spawn(1)[0]
+    assert np.array_equal(child.words(5), np.random.PCG64(seq).random_raw(5))
+
+
 def test_seeded_laplace_in_one_compiled_call_equals_the_word_driven_sampler():
     """An int seed's compiled stream (one call, refills, words stepped back) gives what the
     generic driver gives on numpy's words of the same seed, call after call: the
