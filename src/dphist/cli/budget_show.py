@@ -16,9 +16,9 @@ import contextlib
 import gc
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from fractions import Fraction
-from itertools import starmap
+from itertools import chain, islice, starmap
 from typing import Any
 
 from .._exact import exact_text as exact
@@ -65,19 +65,20 @@ def plain(args: Sequence[str]) -> bool:
     return True
 
 
-def lines(opened: BudgetStore, stored: StoredBudget, as_json: bool) -> list[str]:
+def lines(opened: BudgetStore, stored: StoredBudget, as_json: bool) -> Iterable[str]:
     """What ``show`` prints: the budget's status and one line per charge (or JSON),
-    after the store's check and the budget's chain."""
+    after the store's check and the budget's chain (the lines are formatted as they
+    are written, never all held at once)."""
     status, rows = stored.rows()
     if as_json:
         record = {**status_json(status), "store": opened.location}
         listed = [_entry_json(e) for e in entries(rows)]
         return [json.dumps({**record, "entries": listed})]
     head = [f"Budget {stored.name!r} in {opened.location}", summary(status)]
-    return head + (_entry_lines(rows, status) if rows else ["No charge yet."])
+    return chain(head, _entry_lines(rows, status) if rows else ["No charge yet."])
 
 
-def _entry_lines(rows: list[str], status: Status) -> list[str]:
+def _entry_lines(rows: list[str], status: Status) -> Iterator[str]:
     """How many charges, the header and one line per charge, in columns, straight from
     the stored texts (:meth:`StoredBudget.rows`): a few splits and one format per line,
     amounts and methods, which repeat, formatted once each."""
@@ -119,7 +120,7 @@ def _entry_lines(rows: list[str], status: Status) -> list[str]:
     line = f"{{:<{n}}}  {{}} {{}}  {{:<{m}}}  {{:<{a}}}  {{:<16.16}}  {{}}".format
     note = f"; {missing} without a release" if missing else ""
     count = f"{len(rows)} charge{'s' * (len(rows) != 1)}{note}:"
-    return [count, top, *starmap(line, out)]
+    return chain((count, top), starmap(line, out))
 
 
 def _amount(release: str, amount: Fraction, charged: Fraction, definition: str) -> str:
@@ -162,9 +163,12 @@ def summary(s: Status) -> str:
     )
 
 
-def write(lines: list[str]) -> None:
-    """Plain lines to stdout in one write (fast for 10**5 releases)."""
-    sys.stdout.write("\n".join(lines) + "\n")
+def write(lines: Iterable[str]) -> None:
+    """Plain lines to stdout, a few thousand per write: fast for 10**5 releases, and
+    the whole text is never held at once."""
+    lines = iter(lines)
+    while batch := list(islice(lines, 4096)):
+        sys.stdout.write("\n".join(batch) + "\n")
     sys.stdout.flush()
 
 
