@@ -12,7 +12,8 @@ Commands: ``demo`` and ``methods`` (:mod:`.info`), ``publish`` (:mod:`.publish`)
 ``groupsize`` (:mod:`.groupsize`), ``budget`` (:mod:`.budget`), ``stream``
 (:mod:`.stream`), ``bench`` and ``reproduce`` (:mod:`.lab`). A command's module is
 imported only when that command runs (``dphist budget show`` starts without numpy);
-the help and an unknown command import them all.
+the help and an unknown command import them all. ``budget show`` given plainly runs
+without Typer at all (:mod:`.budget_show`).
 """
 
 from __future__ import annotations
