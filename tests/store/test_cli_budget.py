@@ -178,3 +178,11 @@ def test_show_prints_the_same_without_typer(capsys, tmp_path):
     assert code == 2 and "Did you mean 'z'" in err and "--help" in err
     code, out, _ = run(capsys, "budget", "show", "--help")
     assert code == 0 and "--json" in out
+
+
+def test_show_writes_its_lines_in_batches(capsys):
+    from dphist.cli.budget_show import write
+
+    lines = [f"line {i}" for i in range(10_000)]
+    write(iter(lines))
+    assert capsys.readouterr().out == "\n".join(lines) + "\n"

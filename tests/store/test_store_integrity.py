@@ -210,6 +210,16 @@ def test_an_edited_sealed_row_is_refused(location, sql, edit):
         store.budget("census", check=False).rows()  # what show reads
 
 
+def test_show_prints_nothing_from_an_edited_sealed_row(tmp_path, sql, capsys):
+    """``budget show`` (run without Typer) refuses with one line and prints no line."""
+    path = str(tmp_path / "b.sqlite")
+    _sealed(path)
+    sql(path, EDITS["release files edited"])
+    assert cli.main(["budget", "show", "census", "--store", path]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and FAILS in err and len(err.strip().splitlines()) == 1
+
+
 def test_a_seal_that_disagrees_is_refused(location, sql):
     _sealed(location)
     sql(location, "UPDATE dphist_seals SET digest = 'f00d'")
