@@ -290,7 +290,7 @@ def test_secure_laplace_on_the_pool_goes_on_with_fresh_words_when_the_pool_runs_
     stuck[39] = 2**64 - 2**16  # units 0, 0xFFFF, 0xFFFF, 0xFFFF
     at = np.array([39])
     monkeypatch.setattr(bitsrc, "_POOL", [stuck.copy(), at])
-    monkeypatch.setattr(bitsrc, "_os_words", lambda n: fresh[:n].copy())
+    monkeypatch.setattr(bitsrc, "_os_words", lambda n, head=fresh[:0]: np.r_[head, fresh[:n]])
 
     class Stream(nz.BitSource):
         def __init__(self, words):

@@ -75,11 +75,12 @@ class SystemBits(BitSource):
         return buf[pos : pos + n]
 
 
-def _os_words(n: int) -> np.ndarray:
-    """``n`` fresh words of the operating system's CSPRNG, read at most ``CHUNK`` at a
-    time into a writable array (compiled samplers take it as it is)."""
-    out = np.empty(n, dtype=_U64)
-    dest = out.view(np.uint8)
+def _os_words(n: int, head: np.ndarray = _NO_WORDS) -> np.ndarray:
+    """``head`` followed by ``n`` fresh words of the operating system's CSPRNG, read at
+    most ``CHUNK`` at a time into one writable array (compiled samplers take it as it is)."""
+    out = np.empty(head.shape[0] + n, dtype=_U64)
+    out[: head.shape[0]] = head
+    dest = out[head.shape[0] :].view(np.uint8)
     for done in range(0, n, CHUNK):
         k = min(n - done, CHUNK)
         dest[8 * done : 8 * (done + k)] = np.frombuffer(_urandom(8 * k), dtype=np.uint8)
@@ -113,7 +114,7 @@ def _pooled(n: int) -> tuple[np.ndarray, np.ndarray]:
     buf, at = _POOL
     start = int(at[0])
     if start + n > buf.shape[0]:
-        buf = np.concatenate((buf[start:], _os_words(CHUNK)))
+        buf = _os_words(CHUNK, buf[start:])
         at = np.zeros(1, dtype=np.int64)
         _POOL[:] = buf, at
     return buf, at
