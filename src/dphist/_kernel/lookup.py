@@ -290,23 +290,29 @@ def pcg_laplace_add(st, out, th, cum, shift, m, d):  # pragma: no cover - compil
     per = d + 1
     nw = min(_CHUNK, (per * size + ((per * size) >> 6) + 16) // 4 + 4)
     buf = np.empty(nw + 16, dtype=np.uint64)  # room for a draw's units left at a refill
-    pcg64_fill(st, buf, 0, nw)
-    end = 4 * nw
-    done, pos, status = laplace_add(buf.view(np.uint16)[:end], 0, out, 0, th, cum, shift, m, d)
-    while status == -1:
-        left = end - pos  # units of the draw that ran out, moved to end on a word boundary
-        k = (left + 3) // 4
+    units = buf.view(np.uint16)
+    done = np.int64(0)  # int64, not a literal 0: laplace_add compiles for one type only
+    first = np.int64(0)  # the call's first unit: units a draw that ran out left, words behind
+    k = 0  # words those units take
+    while True:  # one call site of laplace_add: numba compiles this in a second, not five
         rest = per * (size - done)
         want = min(_CHUNK, (rest + (rest >> 6) + 16) // 4 + 4)
-        units = buf.view(np.uint16)
-        keep = units[pos:end].copy()
         if k + want > buf.shape[0]:
-            buf = np.empty(k + want, dtype=np.uint64)
+            grown = np.empty(k + want, dtype=np.uint64)
+            for j in range(k):  # loops, not slice assignments: numba compiles those slowly
+                grown[j] = buf[j]
+            buf = grown
             units = buf.view(np.uint16)
-        units[4 * k - left : 4 * k] = keep
         pcg64_fill(st, buf, k, k + want)
         end = 4 * (k + want)
-        done, pos, status = laplace_add(units[:end], 4 * k - left, out, done, th, cum, shift, m, d)
+        done, pos, status = laplace_add(units[:end], first, out, done, th, cum, shift, m, d)
+        if status != -1:
+            break
+        left = end - pos  # moved to end on a word boundary
+        k = (left + 3) // 4
+        first = 4 * k - left
+        for j in range(left):  # forwards: first <= pos
+            units[first + j] = units[pos + j]
     if status < -1:
         return status
     pcg64_back(st, (end - pos) // 4)
@@ -320,6 +326,6 @@ def pool_laplace_add(pool, at, out, th, cum, shift, m, d):  # pragma: no cover -
     or to the pool's end when the units run out (the caller goes on from the returned
     ``(done, pos, status)`` with fresh words behind the units left)."""
     units = pool.view(np.uint16)
-    done, pos, status = laplace_add(units, 4 * at[0], out, 0, th, cum, shift, m, d)
+    done, pos, status = laplace_add(units, 4 * at[0], out, np.int64(0), th, cum, shift, m, d)
     at[0] = pool.shape[0] if status else (pos + 3) // 4
     return done, pos, status
