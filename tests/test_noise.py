@@ -308,3 +308,50 @@ def test_secure_laplace_on_the_pool_goes_on_with_fresh_words_when_the_pool_runs_
     nz.drive(Stream(np.concatenate((stuck[39:], fresh))), want, kernels[0], args, per_value, 4)
     assert np.array_equal(got, want)
     assert got[0] < -80_000 and np.count_nonzero(got) > 500  # the long draw, then the rest
+
+
+def test_one_call_seeded_driver_grows_its_buffer_for_a_long_draw(monkeypatch):
+    """The driver's own code (run by Python here, on a crafted stream): a draw longer
+    than its buffer (a zero unit, then "m more" for 200 words) is carried into bigger
+    buffers and finished, as the word-driven sampler finishes it on the same stream;
+    the words left are stepped back."""
+    from dphist._kernel import lookup
+
+    rest = np.random.default_rng(2).bit_generator.random_raw(400)
+    stream = np.concatenate(([2**64 - 2**16], np.full(200, 2**64 - 1), rest)).astype(np.uint64)
+    at = [0]
+
+    def fill(st, buf, start, stop):
+        buf[start:stop] = stream[at[0] : at[0] + stop - start]
+        at[0] += stop - start
+
+    def back(st, count):
+        at[0] -= count
+
+    monkeypatch.setattr(lookup, "pcg64_fill", fill)
+    monkeypatch.setattr(lookup, "pcg64_back", back)
+    t, s = 10, 1
+    nz.noise_source(None).discrete_laplace(t, s, 600)  # the tables built
+    kernels, args, per_value = nz._LAPLACE[t, s][1]
+    got = np.zeros(3, dtype=np.int64)
+    assert lookup.pcg_laplace_add.py_func(None, got, *args) == 0
+
+    class Stream(nz.BitSource):
+        keeps_unread = True
+
+        def __init__(self, words):
+            self.rest, self.taken = words, 0
+
+        def words(self, n):
+            got, self.rest = self.rest[:n], self.rest[n:]
+            self.taken += got.size
+            return got.copy()
+
+        def unread(self, words):
+            self.taken -= words.size
+
+    want = np.zeros(3, dtype=np.int64)
+    src = Stream(stream)
+    nz.drive(src, want, kernels[0], args, per_value, 4)
+    assert np.array_equal(got, want) and got[0] < -10_000
+    assert at[0] == src.taken  # the same words used, the rest handed back
