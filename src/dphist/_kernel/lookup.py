@@ -293,7 +293,7 @@ def pcg_laplace_add(st, out, th, cum, shift, m, d):  # pragma: no cover - compil
     units = buf.view(np.uint16)
     done = np.int64(0)  # int64, not a literal 0: laplace_add compiles for one type only
     first = np.int64(0)  # the call's first unit: units a draw that ran out left, words behind
-    k = 0  # words those units take
+    k = np.int64(0)  # words those units take
     while True:  # one call site of laplace_add: numba compiles this in a second, not five
         rest = per * (size - done)
         want = min(_CHUNK, (rest + (rest >> 6) + 16) // 4 + 4)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.random.bit_generator import ISeedSequence
 
-from .._jit import njit
+from .._jit import njit, on_load
 
 __all__ = ["pcg64", "pcg64_back", "pcg64_fill", "pcg64_state", "pcg64_words"]
 
@@ -125,7 +125,7 @@ _MULT = 0x2360ED051FC65DA44385DF649FCCF645  # numpy's PCG64 multiplier (PCG's de
 _MULT_INV = pow(_MULT, -1, 1 << 128)  # steps the LCG back: s = (s' - inc) * _MULT_INV
 _MH, _ML = np.uint64(_MULT >> 64), np.uint64(_MULT & _M64)
 _IH, _IL = np.uint64(_MULT_INV >> 64), np.uint64(_MULT_INV & _M64)
-_U32, _S32, _S58, _R63 = np.uint64(_MASK), np.uint64(32), np.uint64(58), np.uint64(63)
+_S58, _R63 = np.uint64(58), np.uint64(63)
 _ONE = np.uint64(1)
 
 
@@ -140,15 +140,35 @@ def pcg64_state(entropy: int, spawn_key: tuple[int, ...] = ()) -> np.ndarray:
     return np.array([state >> 64, state & _M64, inc >> 64, inc & _M64], dtype=np.uint64)
 
 
-@njit(cache=True, inline="always")
+_umulh = None  # the high word of a 64 x 64-bit product: an LLVM 128-bit multiply, made
+# (:func:`_define_umulh`) when numba is imported, before any kernel compiles
+
+
+def _define_umulh() -> None:
+    global _umulh
+    from llvmlite import ir
+    from numba import types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def umulh(typingctx, a, b):  # pragma: no cover - compiled
+        def codegen(context, builder, signature, args):
+            wide = ir.IntType(128)
+            product = builder.mul(builder.zext(args[0], wide), builder.zext(args[1], wide))
+            return builder.trunc(builder.lshr(product, ir.Constant(wide, 64)), ir.IntType(64))
+
+        return types.uint64(types.uint64, types.uint64), codegen
+
+    _umulh = umulh
+
+
+on_load(_define_umulh)
+
+
+@njit(cache=True)
 def _mul128(ah, al, bh, bl):  # pragma: no cover - compiled
-    """``(a b) mod 2**128`` as (high, low) words: the low product's high half from
-    32-bit pieces, the cross products' low halves added to it."""
-    a0, a1, b0, b1 = al & _U32, al >> _S32, bl & _U32, bl >> _S32
-    p01, p10 = a0 * b1, a1 * b0
-    mid = ((a0 * b0) >> _S32) + (p01 & _U32) + (p10 & _U32)
-    hi = a1 * b1 + (p01 >> _S32) + (p10 >> _S32) + (mid >> _S32)
-    return hi + ah * bl + al * bh, al * bl
+    """``(a b) mod 2**128`` as (high, low) words."""
+    return _umulh(al, bl) + ah * bl + al * bh, al * bl
 
 
 @njit(cache=True)
