@@ -49,12 +49,13 @@ _TREES = frozenset(
     ("H", "OPT-H", "Boost", "S1+H", "S1+MM", "S~+MM", "S2+MM", "S1+PMM", "S~+PMM", "S2+PMM")
 )
 _SHARE_OF_AVAILABLE = 0.8
+_HEAVIEST = max(_PYTHON.values())  # a method without its own figure is planned as the heaviest
 
 
 def bytes_per_bin(method: str, n: int = 1_000_000, *, command_line: bool = False) -> float:
     """Bytes per bin of publishing ``n`` bins with ``method`` (module doc; StructureFirst's
     table grows with ``n``: about ``0.8 n`` bytes per bin more)."""
-    per_bin = float(_PYTHON.get(method, max(_PYTHON.values())))
+    per_bin = float(_PYTHON.get(method, _HEAVIEST))
     if command_line:
         family = "HB" if method in _TREES else "identity"
         per_bin += _COMMAND_LINE.get(method, _COMMAND_LINE[family])

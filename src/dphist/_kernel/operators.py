@@ -96,6 +96,8 @@ def _prefix(x: np.ndarray) -> np.ndarray:
 
 
 def _check_n(n: object) -> int:
+    if type(n) is int and n >= 1:  # the usual case: one test
+        return n
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or int(n) < 1:
         raise ValidationError(f"query domain size must be a positive integer; got {n!r}")
     return int(n)

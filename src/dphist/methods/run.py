@@ -89,7 +89,7 @@ def run(
     state, timings = run_pipeline(
         data,
         blocks,
-        lambda plan: State(n=n, budgets=plan, definition=definition, shape=shape),
+        lambda plan: State.start(n, plan, definition, shape),
         epsilon=epsilon,
         budget=budget,
         noise=noise,
