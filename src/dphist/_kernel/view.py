@@ -45,7 +45,7 @@ __all__ = ["DEFINITIONS", "Measurement", "PrivateView", "run_pipeline"]
 DEFINITIONS = ("pure", "zcdp")
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class Measurement:
     """Noisy answers to one query; ``variance`` is the noise variance of each answer.
 
@@ -60,8 +60,19 @@ class Measurement:
     scale: Fraction
     variance: float | np.ndarray
 
-    def __post_init__(self) -> None:
-        self.values.flags.writeable = False
+    def __init__(
+        self,
+        values: np.ndarray,
+        query: Query,
+        epsilon: Fraction,
+        scale: Fraction,
+        variance: float | np.ndarray,
+    ) -> None:
+        values.setflags(write=False)
+        # the fields filled at once (a frozen dataclass's own __init__ sets them one by one)
+        self.__dict__.update(
+            values=values, query=query, epsilon=epsilon, scale=scale, variance=variance
+        )
 
     def as_floats(self) -> np.ndarray:
         """The answers as a read-only float64 array, which ``values`` becomes (the same
@@ -356,7 +367,7 @@ def _laplace_terms(sensitivity: Fraction, epsilon: Fraction) -> tuple[int, int, 
     for the same few, and each would otherwise build the same Fraction and variance."""
     if type(sensitivity) is not Fraction:
         sensitivity = Fraction(sensitivity)
-    key = (sensitivity.numerator, sensitivity.denominator, epsilon.numerator, epsilon.denominator)
+    key = (*sensitivity.as_integer_ratio(), *epsilon.as_integer_ratio())
     found = _TERMS.get(key)
     if found is None:
         t, s = rational_scale(sensitivity, epsilon)

@@ -38,7 +38,7 @@ def _public_model(kind: str, n: int, m: Measurement, view: PrivateView) -> tuple
     and scale of ``m``. Both follow from public facts (``n``, the law, the scale), so
     releases with the same ones share them (immutable; built once, not per release)."""
     law = law_of(view)
-    key = (kind, n, law, m.scale.numerator, m.scale.denominator)
+    key = (kind, n, law, *m.scale.as_integer_ratio())
     found = _MODELS.get(key)
     if found is None:
         tail = Tail(law, m.scale)

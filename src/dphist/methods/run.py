@@ -24,7 +24,7 @@ from ..errors import InternalError
 __all__ = ["Outcome", "run"]
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class Outcome:
     """What one run of a method released, in the original bin order.
 
@@ -45,6 +45,27 @@ class Outcome:
     state: State | None = None
     uncertainty: Any = None
 
+    def __init__(
+        self,
+        estimate: np.ndarray,
+        variance: np.ndarray | PerGroup | None,
+        groups: np.ndarray | None,
+        ledger: tuple[Charge, ...],
+        timings: dict[str, float] | None = None,
+        state: State | None = None,
+        uncertainty: Any = None,
+    ) -> None:
+        # the fields filled at once (a frozen dataclass's own __init__ sets them one by one)
+        self.__dict__.update(
+            estimate=estimate,
+            variance=variance,
+            groups=groups,
+            ledger=ledger,
+            timings={} if timings is None else timings,
+            state=state,
+            uncertainty=uncertainty,
+        )
+
     @property
     def certified(self) -> bool:
         """False when a step reproduced a published noise scale that is not epsilon-DP."""
@@ -63,8 +84,8 @@ def _final(values: np.ndarray | PerGroup | None, order: np.ndarray | None) -> An
         return None
     if isinstance(values, PerGroup):
         return values if order is None else _final(values.per_bin(), order)
-    out = to_original_order(values, order)
-    out.flags.writeable = False
+    out = values if order is None else to_original_order(values, order)
+    out.setflags(write=False)
     return out
 
 
