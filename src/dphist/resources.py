@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import time
+from functools import lru_cache
 
 from .errors import ValidationError
 
@@ -62,6 +63,7 @@ def bytes_per_bin(method: str, n: int = 1_000_000, *, command_line: bool = False
     return per_bin + (0.8 * n if method == "SF" else 0.0)
 
 
+@lru_cache(maxsize=256)  # public arithmetic, asked again by every release of a loop
 def memory_estimate(
     n: int, method: str, *, command_line: bool = False, output: bool = True
 ) -> float:

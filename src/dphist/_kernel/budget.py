@@ -209,7 +209,7 @@ class Accountant:
     __slots__ = ("_cd", "_charges", "_cn", "_levels", "_lock", "_sd", "_sn", "cap", "label")
 
     def __init__(self, cap: Fraction, *, label: str = "session", parent: Accountant | None = None):
-        if not isinstance(cap, Fraction) or cap.numerator < 0:
+        if not isinstance(cap, Fraction) or cap.as_integer_ratio()[0] < 0:
             raise ValidationError(f"budget cap must be a non-negative Fraction; got {cap!r}")
         self.cap = cap
         self.label = label
@@ -268,9 +268,9 @@ class Accountant:
     def charge(self, charge: Charge) -> Charge:
         """Record ``charge`` at every level, or raise :class:`BudgetExceededError`."""
         eps = charge.epsilon
-        if not isinstance(eps, Fraction) or eps.numerator <= 0:
+        mn, md = eps.as_integer_ratio() if isinstance(eps, Fraction) else (0, 1)
+        if mn <= 0:
             raise ValidationError(f"a charge needs a positive exact epsilon; got {eps!r}")
-        mn, md = eps.as_integer_ratio()
         with self._lock:
             level = self._short(mn, md)
             if level is not None:

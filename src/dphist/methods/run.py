@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,8 @@ from ..blocks import Pipeline, State, to_original_order
 from ..errors import InternalError
 
 __all__ = ["Outcome", "run"]
+
+_CERTIFIED = attrgetter("certified")
 
 
 @dataclass(frozen=True, eq=False, init=False)
@@ -69,7 +72,7 @@ class Outcome:
     @property
     def certified(self) -> bool:
         """False when a step reproduced a published noise scale that is not epsilon-DP."""
-        return all(c.certified for c in self.ledger)
+        return all(map(_CERTIFIED, self.ledger))
 
     @property
     def spent(self) -> Fraction:
