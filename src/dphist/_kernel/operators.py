@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
@@ -86,6 +87,7 @@ class Query:
 
 
 _ONE, _TWO = Fraction(1), Fraction(2)  # shared sensitivities (Fractions are immutable)
+_integer = lru_cache(maxsize=256)(Fraction)  # an integer sensitivity, made once
 
 
 def _prefix(x: np.ndarray) -> np.ndarray:
@@ -450,7 +452,7 @@ class HaarSums(Query):
 
     @property
     def sensitivity(self) -> Fraction:
-        return Fraction(haar_depth(self.n) + 1)
+        return _integer(haar_depth(self.n) + 1)
 
     @property
     def sensitivity2(self) -> Fraction:
