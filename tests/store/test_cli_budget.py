@@ -151,3 +151,38 @@ def test_a_team_store_on_postgresql(capsys, pg_location):
     assert code == 0, err
     code, out, _ = run(capsys, "budget", "show", "census", "--store", pg_location)
     assert "spent 0.5" in out and "identity" in out
+
+
+def test_show_prints_the_same_without_typer(capsys, tmp_path):
+    """``budget show`` given plainly skips Typer; its output is the Typer command's."""
+    import numpy as np
+
+    import dphist as dh
+
+    rel = dh.publish(np.arange(4), epsilon="0.25", method="identity", rng=0)
+    with BudgetStore(create=True) as store:
+        z = store.create("z", rho="1/2")
+        z.charge(epsilon="0.25", method="identity").record(rel, ['q"uote.csv', "été.csv"])
+        z.charge(epsilon="0.25", method="identity").record(rel, ["plain.csv"])
+        z.charge(epsilon="0.25", method="H")  # never recorded
+    for extra in ((), ("--json",), ("--store", str(tmp_path / "default-store.sqlite"))):
+        args = ["budget", "show", "z", *extra]
+        assert cli._plain(args)
+        plain = capsys.readouterr().out
+        assert cli._typer(args) == 0
+        assert capsys.readouterr().out == plain
+    assert 'q"uote.csv' in plain and "été.csv" in plain and "1 without a release" in plain
+    for args in (["show", "z", "z"], ["show", "--store"], ["show", "z", "--x"], ["show"]):
+        assert not cli._plain(["budget", *args])
+    code, _, err = run(capsys, "budget", "show", "zz")  # an unknown name: Typer says it
+    assert code == 2 and "Did you mean 'z'" in err and "--help" in err
+    code, out, _ = run(capsys, "budget", "show", "--help")
+    assert code == 0 and "--json" in out
+
+
+def test_show_writes_its_lines_in_batches(capsys):
+    from dphist.cli.budget_show import write
+
+    lines = [f"line {i}" for i in range(10_000)]
+    write(iter(lines))
+    assert capsys.readouterr().out == "\n".join(lines) + "\n"

@@ -210,6 +210,16 @@ def test_an_edited_sealed_row_is_refused(location, sql, edit):
         store.budget("census", check=False).rows()  # what show reads
 
 
+def test_show_prints_nothing_from_an_edited_sealed_row(tmp_path, sql, capsys):
+    """``budget show`` (run without Typer) refuses with one line and prints no line."""
+    path = str(tmp_path / "b.sqlite")
+    _sealed(path)
+    sql(path, EDITS["release files edited"])
+    assert cli.main(["budget", "show", "census", "--store", path]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and FAILS in err and len(err.strip().splitlines()) == 1
+
+
 def test_a_seal_that_disagrees_is_refused(location, sql):
     _sealed(location)
     sql(location, "UPDATE dphist_seals SET digest = 'f00d'")
@@ -242,7 +252,7 @@ def test_a_stale_seal_is_harmless_and_renewed(location, sql):
         late.record(rel, [])  # recorded after the seal: it holds one release too few
         census.charge(epsilon="0.001", method="identity")  # and a charge came after it
         status, rows = census.rows()
-        assert status.charges == 3 and [bool(r[3]) for r in rows] == [True, True, False]
+        assert status.charges == 3 and [bool(r.split("\n")[3]) for r in rows] == [True, True, False]
         assert _seal(location, sql) == [(3, 2)]  # checked row by row, sealed again
         assert [e.released for e in census.entries()] == [True, True, False]
         assert store.check()[0].spent == Fraction(3, 1000)

@@ -12,7 +12,8 @@ Commands: ``demo`` and ``methods`` (:mod:`.info`), ``publish`` (:mod:`.publish`)
 ``groupsize`` (:mod:`.groupsize`), ``budget`` (:mod:`.budget`), ``stream``
 (:mod:`.stream`), ``bench`` and ``reproduce`` (:mod:`.lab`). A command's module is
 imported only when that command runs (``dphist budget show`` starts without numpy);
-the help and an unknown command import them all.
+the help and an unknown command import them all. ``budget show`` given plainly runs
+without Typer at all (:mod:`.budget_show`).
 """
 
 from __future__ import annotations
@@ -24,11 +25,7 @@ from collections.abc import Sequence
 from importlib import import_module
 from typing import Any
 
-import typer
-
 from ..errors import DphistError
-from .base import UsageError
-from .base import app as _app
 
 __all__ = ["app", "main"]
 
@@ -55,7 +52,7 @@ def __getattr__(name: str) -> Any:
     if name != "app":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     _register()
-    return _app
+    return import_module(".base", __name__).app
 
 
 def _fail(message: str, code: int) -> int:
@@ -68,27 +65,18 @@ def _fail(message: str, code: int) -> int:
 def _command(registered: tuple[str, ...]) -> Any:
     """The click command built from the Typer app with the ``registered`` command
     modules (once per set and process: it costs ~20 ms)."""
-    return typer.main.get_command(_app)
+    import typer
+
+    from .base import app
+
+    return typer.main.get_command(app)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line on ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
-    command = _command(_register(args))
     try:
-        result = command.main(args=args, prog_name="dphist", standalone_mode=False)
-    except typer.Abort:
-        return _fail("interrupted", EXIT_INTERRUPTED)
-    except UsageError as exc:
-        name = args[0] if args and not args[0].startswith("-") else ""
-        return _fail(f"{exc} (see 'dphist {name} --help')".replace("  ", " "), EXIT_USAGE)
-    except typer.TyperException as exc:  # click's usage errors carry exit code 2
-        code = getattr(exc, "exit_code", EXIT_ERROR)
-        ctx = getattr(exc, "ctx", None)
-        hint = (
-            f" (see '{ctx.command_path} --help')" if ctx is not None and code == EXIT_USAGE else ""
-        )
-        return _fail(f"{exc.format_message()}{hint}", code)
+        return EXIT_OK if _plain(args) else _typer(args)
     except KeyboardInterrupt:
         return _fail("interrupted", EXIT_INTERRUPTED)
     except DphistError as exc:
@@ -105,6 +93,41 @@ def main(argv: Sequence[str] | None = None) -> int:
             "(DPHIST_TRACEBACK=1 shows the traceback)",
             EXIT_ERROR,
         )
+
+
+def _plain(args: list[str]) -> bool:
+    """``dphist budget show`` given plainly runs without building the Typer app
+    (:mod:`.budget_show`: Typer's conversions would cost more than the command); False
+    for every other command line."""
+    if args[:2] != ["budget", "show"]:
+        return False
+    from .budget_show import plain
+
+    return plain(args[2:])
+
+
+def _typer(args: list[str]) -> int:
+    """Run ``args`` through the Typer app; its own errors become exit codes here, the
+    rest in :func:`main`."""
+    import typer
+
+    from .base import UsageError
+
+    command = _command(_register(args))
+    try:
+        result = command.main(args=args, prog_name="dphist", standalone_mode=False)
+    except typer.Abort:
+        return _fail("interrupted", EXIT_INTERRUPTED)
+    except UsageError as exc:
+        name = args[0] if args and not args[0].startswith("-") else ""
+        return _fail(f"{exc} (see 'dphist {name} --help')".replace("  ", " "), EXIT_USAGE)
+    except typer.TyperException as exc:  # click's usage errors carry exit code 2
+        code = getattr(exc, "exit_code", EXIT_ERROR)
+        ctx = getattr(exc, "ctx", None)
+        hint = (
+            f" (see '{ctx.command_path} --help')" if ctx is not None and code == EXIT_USAGE else ""
+        )
+        return _fail(f"{exc.format_message()}{hint}", code)
     if result == EXIT_INTERRUPTED:  # Typer turns Ctrl-C into this exit code silently
         return _fail("interrupted", EXIT_INTERRUPTED)
     return result if isinstance(result, int) else EXIT_OK

@@ -9,11 +9,8 @@ the release once its files are written.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
-import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any
@@ -21,10 +18,10 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import PrivacyError, StoreError, StoreIntegrityError, ValidationError
-from ..store import BudgetStore, Entry, Status, StoredBudget, checked_name
-from ..store.budget import entries, file_names
-from ..store.chain import SEP
+from ..store import BudgetStore, StoredBudget, checked_name
 from .base import OptionalEpsilon, Rho, app, budget, exact
+from .budget_show import DEFINITIONS, no_cycles, status_json, write
+from .budget_show import lines as show_lines
 
 __all__ = ["BudgetName", "BudgetStoreOption", "charge_first"]
 
@@ -73,9 +70,6 @@ BudgetStoreOption = Annotated[
     ),
 ]
 
-DEFINITIONS = {"pure": "pure epsilon-DP", "zcdp": "rho-zCDP"}
-UNRELEASED = "no release recorded: interrupted or failed after its charge, which stands"
-
 
 def _named(
     store: BudgetStore, name: str, option: str = "'NAME'", check: bool = True
@@ -117,7 +111,7 @@ def charge_first(
     mixed = "" if grant.definition == stored.definition.definition else (
         f" (epsilon = {exact(grant.amount)})"
     )  # fmt: skip
-    _write(
+    write(
         [
             f"Charged {unit} = {exact(grant.charged)}{mixed} to budget {name!r} before "
             f"reading the data: {exact(grant.spent)} of {exact(stored.cap)} spent, "
@@ -137,19 +131,13 @@ def init(name: Name, epsilon: OptionalEpsilon = None, rho: Rho = None, store: St
         raise typer.BadParameter(str(exc), param_hint="'NAME'") from None
     with BudgetStore(store, create=True) as opened:
         opened.create(name, budget=chosen)
-        _write(
+        write(
             [
                 f"Created budget {name!r}: {chosen.name} = {exact(chosen.amount)} "
                 f"({DEFINITIONS[chosen.definition]}) in {opened.location}",
                 f"Charge it with: dphist publish ... --budget {name}",
             ]
         )
-
-
-def _amount(release: str, amount: Fraction, charged: Fraction, definition: str) -> str:
-    if release == definition:
-        return exact(charged)
-    return f"{exact(charged)} (epsilon {exact(amount)})"
 
 
 def _columns(rows: list[list[str]]) -> list[str]:
@@ -159,114 +147,12 @@ def _columns(rows: list[list[str]]) -> list[str]:
     return [line.format(*r) for r in rows]
 
 
-def _entry_lines(rows: list[tuple], status: Status) -> list[str]:
-    """How many charges, the header and one line per charge, in columns, straight from
-    the stored texts (:meth:`StoredBudget.rows`; one split and one format per line:
-    ``show`` prints 10**5 of them in a fraction of a second)."""
-    definition = status.definition.definition
-    amounts: dict[str, str] = {}  # amounts repeat: format each once
-    out, missing = [], 0
-    for seq, charge, _, release, _ in rows:
-        at, method, kind, amount, charged, _ = charge.split(SEP)
-        key = f"{kind} {amount} {charged}"
-        text = amounts.get(key)
-        if text is None:
-            text = amounts[key] = _amount(kind, Fraction(amount), Fraction(charged), definition)
-        if not release:
-            out.append((seq, at[:10], at[11:19], method, text, "-", UNRELEASED))
-            missing += 1
-            continue
-        by, files, digest, _ = release.split(SEP)
-        if by and by != method:
-            method = f"{method} -> {by}"
-        written = ", ".join(file_names(files)) or "(none written)"
-        out.append((seq, at[:10], at[11:19], method, text, digest[:16], written))
-    header = ("#", "time (UTC)", "method", status.unit, "release", "files")
-    widths = [
-        max(len(header[0]), len(rows[-1][0])),
-        19,
-        max([len(header[2]), *(len(r[3]) for r in out)]),
-        max([len(status.unit), *map(len, amounts.values())]),
-        16,
-    ]
-    head = "  ".join([*(h.ljust(w) for h, w in zip(header, widths, strict=False)), header[-1]])
-    n, _, m, a, _ = widths
-    line = f"{{:<{n}}}  {{}} {{}}  {{:<{m}}}  {{:<{a}}}  {{:<16}}  {{}}".format
-    note = f"; {missing} without a release" if missing else ""
-    count = f"{len(rows)} charge{'s' * (len(rows) != 1)}{note}:"
-    return [count, head, *(line(*r) for r in out)]
-
-
-def _entry_json(e: Entry) -> dict[str, Any]:
-    return {
-        "seq": e.seq,
-        "time": e.time,
-        "method": e.method,
-        "definition": e.definition,
-        "amount": str(e.amount),
-        "charged": str(e.charged),
-        "released": e.released,
-        "release_method": e.release_method,
-        "files": list(e.files),
-        "release_hash": e.digest,
-    }
-
-
-def _status_json(s: Status) -> dict[str, Any]:
-    return {
-        "name": s.name,
-        "definition": s.definition.definition,
-        "cap": str(s.cap),
-        "spent": str(s.spent),
-        "remaining": str(s.remaining),
-        "charges": s.charges,
-        "created": s.created,
-    }
-
-
-def _summary(s: Status) -> str:
-    return (
-        f"cap {exact(s.cap)}, spent {exact(s.spent)}, remaining {exact(s.remaining)} "
-        f"({s.unit}; {DEFINITIONS[s.definition.definition]})"
-    )
-
-
-def _write(lines: list[str]) -> None:
-    """Plain lines to stdout in one write (fast for 10**5 releases)."""
-    sys.stdout.write("\n".join(lines) + "\n")
-    sys.stdout.flush()
-
-
-@contextlib.contextmanager
-def _no_cycles() -> Iterator[None]:
-    """Pause the cyclic garbage collector: reading 10**5 charges allocates 10**5 tuples,
-    none in a cycle, each batch of which would make it scan the heap again."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
-
-
 @budget_app.command("show")
 def show(name: Name, store: Store = None, as_json: Json = False) -> None:
     """A budget's cap, spent and remaining, and one line per release."""
-    with _no_cycles(), BudgetStore(store, create=False) as opened:
+    with no_cycles(), BudgetStore(store, create=False) as opened:
         stored = _named(opened, name, check=False)  # rows() checks the chain
-        status, rows = stored.rows()
-        if as_json:
-            record = {**_status_json(status), "store": opened.location}
-            listed = [_entry_json(e) for e in entries(rows)]
-            _write([json.dumps({**record, "entries": listed})])
-            return
-        lines = [f"Budget {name!r} in {opened.location}", _summary(status)]
-        if rows:
-            lines += _entry_lines(rows, status)
-        else:
-            lines.append("No charge yet.")
-        _write(lines)
+        write(show_lines(opened, stored, as_json))
 
 
 @budget_app.command("list")
@@ -275,7 +161,7 @@ def list_budgets(store: Store = None, as_json: Json = False) -> None:
     with BudgetStore(store, create=False) as opened:
         statuses = opened.budgets()
         if as_json:
-            _write([json.dumps([_status_json(s) for s in statuses])])
+            write([json.dumps([status_json(s) for s in statuses])])
             return
         lines = [f"Budgets in {opened.location}:"]
         rows = [["name", "unit", "cap", "spent", "remaining", "charges"]]
@@ -284,7 +170,7 @@ def list_budgets(store: Store = None, as_json: Json = False) -> None:
             for s in statuses
         ]
         lines += _columns(rows) if statuses else ["none yet ('dphist budget init' creates one)"]
-        _write(lines)
+        write(lines)
 
 
 @budget_app.command("check")
@@ -293,7 +179,7 @@ def check(store: Store = None) -> None:
     with BudgetStore(store, create=False) as opened:
         statuses = opened.check()
         count = f"{len(statuses)} budget{'s' * (len(statuses) != 1)}"
-        _write([f"{opened.location}: the database's check and the hash chains of {count} pass."])
+        write([f"{opened.location}: the database's check and the hash chains of {count} pass."])
 
 
 @budget_app.command("backup")
@@ -304,4 +190,4 @@ def backup(
     """Copy a SQLite store while it is in use, then check the copy (PostgreSQL: pg_dump)."""
     with BudgetStore(store, create=False) as opened:
         path = opened.backup(target)
-        _write([f"Copied {opened.location} to {path.resolve()} (checked)."])
+        write([f"Copied {opened.location} to {path.resolve()} (checked)."])

@@ -110,11 +110,12 @@ class Entry(NamedTuple):
     digest: str | None
 
 
-def entries(rows: Iterable[tuple]) -> list[Entry]:
+def entries(rows: Iterable[str]) -> list[Entry]:
     """:class:`Entry` objects from :meth:`StoredBudget.rows`."""
     number: dict[str, Fraction] = {}  # amounts repeat: read each once
     make, out, none = Entry._make, [], (False, None, (), None)
-    for seq, charge, _, release, _ in rows:
+    for row in rows:
+        seq, charge, _, release, _ = row.split("\n")
         at, method, definition, amount, charged, _ = charge.split(SEP)
         a = number.get(amount) or number.setdefault(amount, Fraction(amount))
         c = number.get(charged) or number.setdefault(charged, Fraction(charged))
@@ -245,13 +246,13 @@ class StoredBudget:
         status, rows = self.rows()
         return status, entries(rows)
 
-    def rows(self) -> tuple[Status, list[tuple]]:
-        """The status and every charge with its release as stored, chain checked:
-        ``(seq, fields, hash, release fields, release hash)`` texts each, in order, the
-        fields tab-separated (a charge's: time, method, definition, amount, charged,
-        total; a release's: method, files as JSON, digest, ledger hash; both release
-        texts '' until it is recorded). For tools that print or export many charges;
-        :meth:`history` parses them into :class:`Entry` objects."""
+    def rows(self) -> tuple[Status, list[str]]:
+        """The status and every charge with its release as stored, chain checked: one
+        text per charge, in order, holding its number, fields, hash, release fields and
+        release hash joined by newlines (a charge's fields, tab-separated: time, method,
+        definition, amount, charged, total; a release's: method, files as JSON, digest,
+        ledger hash; both release texts '' until it is recorded). For tools that print or
+        export many charges; :meth:`history` parses them into :class:`Entry` objects."""
         return self.store._history(self)
 
     def __repr__(self) -> str:

@@ -38,12 +38,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from hashlib import sha256
-from itertools import chain
 from typing import NamedTuple
 
 from ..errors import PrivacyError, StoreIntegrityError
 
 __all__ = [
+    "BATCH",
     "ROWS",
     "Broken",
     "Charge",
@@ -65,14 +65,16 @@ __all__ = [
 
 SEP = "\t"
 
-# Each charge with its release (what ``show`` prints and a seal covers): its number as
-# text, fields and hash, its release's fields and hash ('' until it is recorded).
+# Each charge with its release as one text (what ``show`` prints and a seal covers): its
+# number, fields and hash, its release's fields and hash ('' until it is recorded), joined
+# by newlines in the database, so that reading 10**5 of them makes one string each.
 ROWS = (
-    "SELECT CAST(c.seq AS TEXT), c.fields, c.hash, coalesce(r.fields, ''), "
-    "coalesce(r.hash, '') FROM dphist_charges c "
+    "SELECT CAST(c.seq AS TEXT) || '\n' || c.fields || '\n' || c.hash || '\n' || "
+    "coalesce(r.fields, '') || '\n' || coalesce(r.hash, '') FROM dphist_charges c "
     "LEFT JOIN dphist_releases r ON r.budget = c.budget AND r.seq = c.seq "
     "WHERE c.budget = ? ORDER BY c.seq"
 )
+BATCH = 4096  # rows hashed per update of a seal (a few MB at a time, never the whole text)
 
 
 class Broken(Exception):
@@ -265,27 +267,32 @@ def verify_ledgers(name: str, ledgers: Iterable[tuple]) -> None:
             raise Broken(f"the ledger of charge {seq} of budget {name!r} does not match its hash")
 
 
-def seal_digest(name: str, first: str, releases: int, rows: Sequence[tuple]) -> str | None:
+def seal_digest(name: str, first: str, releases: int, rows: Sequence[str]) -> str | None:
     """The seal of ``rows`` (:data:`ROWS` of charges 1 to ``len(rows)``, holding
     ``releases`` releases) of the budget whose genesis hash is ``first``: one SHA-256 of
-    all their values joined by newlines. None when a value holds a newline itself (no
-    checked one does), so that the joined text splits back into the very same values."""
-    text = "\n".join(chain.from_iterable(rows))
-    if text.count("\n") != max(5 * len(rows) - 1, 0):
-        return None
+    all their values joined by newlines, fed a batch of rows at a time. None when a value
+    holds a newline itself (no checked one does), so that the joined text splits back
+    into the very same values."""
     head = f"dphist seal/1{SEP}{name}{SEP}{first}{SEP}{len(rows)}{SEP}{releases}\n"
-    digest = sha256(head.encode())
-    digest.update(text.encode())
+    digest, newlines = sha256(head.encode()), 0
+    for i in range(0, len(rows), BATCH):
+        text = "\n".join(rows[i : i + BATCH])
+        if i:
+            text = "\n" + text
+        newlines += text.count("\n")
+        digest.update(text.encode())
+    if newlines != max(5 * len(rows) - 1, 0):
+        return None
     return digest.hexdigest()
 
 
-def sealed_tail(first: str, rows: Sequence[tuple], sealed: int) -> Tail:
+def sealed_tail(first: str, rows: Sequence[str], sealed: int) -> Tail:
     """Where the first ``sealed`` of ``rows`` end: the last one's number, hash and total,
     and the hash before it (:func:`verify_chain` follows the later charges from there)."""
     if sealed == 0:
         return Tail(0, first, Fraction(0))
-    _, fields, last, *_ = rows[sealed - 1]
-    before = rows[sealed - 2][2] if sealed > 1 else first
+    _, fields, last, *_ = rows[sealed - 1].split("\n")
+    before = rows[sealed - 2].split("\n")[2] if sealed > 1 else first
     return Tail(sealed, last, exact(fields.rsplit(SEP, 1)[-1], "a sealed total"), before)
 
 

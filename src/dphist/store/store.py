@@ -259,14 +259,15 @@ class BudgetStore:
 
     def _verify(
         self, stored: StoredBudget, row: tuple, *, ledgers: bool = False, full: bool = False
-    ) -> tuple[Tail, list[tuple], tuple | None]:
+    ) -> tuple[Tail, list[str], tuple | None]:
         """Check one budget inside a read transaction: its genesis, the charges after its
         seal one by one (``full``: every charge, and the seal must agree), its head, and
         with ``ledgers`` every stored ledger (``show`` prints none and reads none). The
-        tail, every charge with its release (:data:`.chain.ROWS`), and a new seal or None."""
+        tail, every charge with its release (:data:`.chain.ROWS`, one text each), and a
+        new seal or None."""
         definition, cap, created, first, count, head = row
         name = stored.name
-        rows = self._db.rows(ROWS, (name,))
+        rows = [text for (text,) in self._db.rows(ROWS, (name,))]
         try:
             if first != genesis(self._id, name, definition, cap, created):
                 raise Broken(f"budget {name!r} does not match its hash (its cap was edited)")
@@ -289,7 +290,7 @@ class BudgetStore:
             seal = None if digest is None else (len(rows), released, digest)
         return tail, rows, seal
 
-    def _sealed(self, name: str, first: str, rows: list[tuple]) -> tuple[int, int, str | None]:
+    def _sealed(self, name: str, first: str, rows: list[str]) -> tuple[int, int, str | None]:
         """How many charges and releases of ``rows`` the budget's seal vouches for, and
         the problem when it disagrees. A seal covering more releases than are stored is
         stale (one was recorded later): it vouches for nothing, harmlessly; one covering
@@ -422,7 +423,7 @@ class BudgetStore:
                 f"charge {grant.seq} of budget {grant.budget.name!r} already has its release"
             ) from None
 
-    def _history(self, stored: StoredBudget) -> tuple[Status, list[tuple]]:
+    def _history(self, stored: StoredBudget) -> tuple[Status, list[str]]:
         with self._db.transaction(write=False):
             tail, rows, seal = self._verify(stored, self._current(stored))
         self._reseal(stored.name, seal)
