@@ -69,9 +69,10 @@ def validate_epsilon(value: object, *, name: str = "epsilon") -> Fraction:
     if value is None:
         raise InputTypeError(f"{name} is required (a positive number such as 0.5); got None")
     eps = as_fraction(value, name=name)
-    if eps.numerator <= 0:
+    num, den = eps.as_integer_ratio()  # one call (a Fraction's numerator is a property)
+    if num <= 0:
         raise ValidationError(f"{name} must be > 0; got {value!r}")
-    if eps.numerator > _MAX_EPSILON_INT * eps.denominator:  # eps > MAX_EPSILON, on integers
+    if num > _MAX_EPSILON_INT * den:  # eps > MAX_EPSILON, on integers
         shown = repr(value) if len(repr(value)) <= 30 else "a larger value"
         raise ValidationError(
             f"{name} must be at most 1e30 (larger values add no noise at all); got {shown}"

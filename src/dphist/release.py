@@ -71,10 +71,12 @@ class _NoiseVariance:
             value = obj.__dict__["_noise_variance"] = value.per_bin()
         return value
 
-    def __set__(self, obj: Release, value: object) -> None:
+    @staticmethod
+    def kept(value: object) -> np.ndarray | PerGroup | None:
+        """What a release keeps of a given ``noise_variance``."""
         if value is not None and not isinstance(value, PerGroup):
-            value = _frozen(value, np.float64)
-        obj.__dict__["_noise_variance"] = value
+            return _frozen(value, np.float64)
+        return value
 
 
 def _bound(value: object, name: str, n: int) -> int:
@@ -86,7 +88,7 @@ def _bound(value: object, name: str, n: int) -> int:
     return v
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class Release:
     """A private histogram and its provenance.
 
@@ -140,11 +142,43 @@ class Release:
     uncertainty: ErrorModel | None = None
     binning: Any = None
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "estimate", _frozen(self.estimate, np.float64))
-        if self.groups is not None:
-            object.__setattr__(self, "groups", _labels(self.groups))
-        object.__setattr__(self, "_stderr", None)
+    def __init__(
+        self,
+        estimate: object,
+        method: str,
+        params: Mapping[str, Any],
+        epsilon: Fraction,
+        ledger: tuple[Charge, ...],
+        private: bool,
+        guarantee: str,
+        noise_variance: object = None,
+        groups: object = None,
+        timings: Mapping[str, float] | None = None,
+        privacy_unit: str = "record",
+        max_records: int = 1,
+        definition: str = "pure",
+        uncertainty: ErrorModel | None = None,
+        binning: Any = None,
+    ) -> None:
+        # the fields filled at once (a frozen dataclass's own __init__ sets them one by one)
+        self.__dict__.update(
+            estimate=_frozen(estimate, np.float64),
+            method=method,
+            params=params,
+            epsilon=epsilon,
+            ledger=ledger,
+            private=private,
+            guarantee=guarantee,
+            _noise_variance=_NoiseVariance.kept(noise_variance),
+            groups=None if groups is None else _labels(groups),
+            timings={} if timings is None else timings,
+            privacy_unit=privacy_unit,
+            max_records=max_records,
+            definition=definition,
+            uncertainty=uncertainty,
+            binning=binning,
+            _stderr=None,
+        )
 
     @functools.cached_property
     def _prefix(self) -> np.ndarray:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import time
+from functools import lru_cache
 
 from .errors import ValidationError
 
@@ -49,18 +50,20 @@ _TREES = frozenset(
     ("H", "OPT-H", "Boost", "S1+H", "S1+MM", "S~+MM", "S2+MM", "S1+PMM", "S~+PMM", "S2+PMM")
 )
 _SHARE_OF_AVAILABLE = 0.8
+_HEAVIEST = max(_PYTHON.values())  # a method without its own figure is planned as the heaviest
 
 
 def bytes_per_bin(method: str, n: int = 1_000_000, *, command_line: bool = False) -> float:
     """Bytes per bin of publishing ``n`` bins with ``method`` (module doc; StructureFirst's
     table grows with ``n``: about ``0.8 n`` bytes per bin more)."""
-    per_bin = float(_PYTHON.get(method, max(_PYTHON.values())))
+    per_bin = float(_PYTHON.get(method, _HEAVIEST))
     if command_line:
         family = "HB" if method in _TREES else "identity"
         per_bin += _COMMAND_LINE.get(method, _COMMAND_LINE[family])
     return per_bin + (0.8 * n if method == "SF" else 0.0)
 
 
+@lru_cache(maxsize=256)  # public arithmetic, asked again by every release of a loop
 def memory_estimate(
     n: int, method: str, *, command_line: bool = False, output: bool = True
 ) -> float:

@@ -157,12 +157,12 @@ class Session:
         if self._closed:
             raise PrivacyError("this session is closed; open a new one to publish again")
         amount = self._amount(epsilon, rho)
-        if self.shape is not None:  # a 2-D histogram: dphist.twod
+        if len(self._data.shape) == 2:  # a 2-D histogram: dphist.twod
             return self._publish_grid(method, amount, params)
         if isinstance(method, str) and method.strip().lower() == "auto":
             return self._publish_auto(epsilon=amount, **params)
         info, pipeline = self._checked(method, params)
-        check_bins(self.n, info.name)  # machine memory, a public fact: before any spend
+        check_bins(self._data.n, info.name)  # machine memory, a public fact: before any spend
         budget = self._accountant.part(amount, label=info.name)
         grant = self._charge(amount, info.name)
         return self._settle(grant, self._release(info, pipeline, params, amount, budget))
@@ -189,27 +189,23 @@ class Session:
             noise=self._noise.spawn(),
             definition=self._budget.definition,
         )
+        private, certified = self._noise.private, outcome.certified
+        definition, k = self._budget.definition, self._data.max_records
         return Release(
             estimate=outcome.estimate,
             method=info.name,
             params={**info.defaults, **params},
             epsilon=eps,
             ledger=outcome.ledger,
-            private=self._noise.private and outcome.certified,
-            guarantee=histogram_guarantee(
-                self._noise.private,
-                outcome.certified,
-                self._unit,
-                self._data.max_records,
-                self._budget.definition,
-            ),
+            private=private and certified,
+            guarantee=histogram_guarantee(private, certified, self._unit, k, definition),
             noise_variance=outcome.variance,
             groups=outcome.groups,
             uncertainty=outcome.uncertainty,
             timings=outcome.timings,
             privacy_unit=self._unit,
-            max_records=self._data.max_records,
-            definition=self._budget.definition,
+            max_records=k,
+            definition=definition,
         )
 
     @property

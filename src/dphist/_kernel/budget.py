@@ -16,7 +16,7 @@ reads any data.
 from __future__ import annotations
 
 import math
-import threading
+from _thread import RLock  # threading.RLock's C type, made without a Python call
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -131,7 +131,7 @@ class Primitive(StrEnum):
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Charge:
     """One entry of a ledger: a noisy measurement and what it cost.
 
@@ -154,6 +154,31 @@ class Charge:
     query: str
     certified: bool = True
     unit: str = "epsilon"
+
+    def __init__(
+        self,
+        block: str,
+        primitive: Primitive,
+        epsilon: Fraction,
+        sensitivity: Fraction,
+        scale: Fraction,
+        size: int,
+        query: str,
+        certified: bool = True,
+        unit: str = "epsilon",
+    ) -> None:
+        # the fields filled at once (a frozen dataclass's own __init__ sets them one by one)
+        self.__dict__.update(
+            block=block,
+            primitive=primitive,
+            epsilon=epsilon,
+            sensitivity=sensitivity,
+            scale=scale,
+            size=size,
+            query=query,
+            certified=certified,
+            unit=unit,
+        )
 
     def to_dict(self) -> dict[str, object]:
         """JSON-safe form; exact rationals are kept as strings beside a float."""
@@ -184,15 +209,15 @@ class Accountant:
     __slots__ = ("_cd", "_charges", "_cn", "_levels", "_lock", "_sd", "_sn", "cap", "label")
 
     def __init__(self, cap: Fraction, *, label: str = "session", parent: Accountant | None = None):
-        if not isinstance(cap, Fraction) or cap.numerator < 0:
+        if not isinstance(cap, Fraction) or cap.as_integer_ratio()[0] < 0:
             raise ValidationError(f"budget cap must be a non-negative Fraction; got {cap!r}")
         self.cap = cap
         self.label = label
-        self._cn, self._cd = cap.numerator, cap.denominator
+        self._cn, self._cd = cap.as_integer_ratio()
         self._sn, self._sd = 0, 1  # spent = _sn / _sd, in lowest terms
         # this level and its ancestors, nearest first (fixed: a parent never changes)
         self._levels: tuple[Accountant, ...] = (self, *(parent._levels if parent else ()))
-        self._lock: threading.RLock = parent._lock if parent is not None else threading.RLock()
+        self._lock: RLock = parent._lock if parent is not None else RLock()
         self._charges: list[Charge] = []
 
     @property
@@ -243,9 +268,9 @@ class Accountant:
     def charge(self, charge: Charge) -> Charge:
         """Record ``charge`` at every level, or raise :class:`BudgetExceededError`."""
         eps = charge.epsilon
-        if not isinstance(eps, Fraction) or eps.numerator <= 0:
+        mn, md = eps.as_integer_ratio() if isinstance(eps, Fraction) else (0, 1)
+        if mn <= 0:
             raise ValidationError(f"a charge needs a positive exact epsilon; got {eps!r}")
-        mn, md = eps.numerator, eps.denominator
         with self._lock:
             level = self._short(mn, md)
             if level is not None:

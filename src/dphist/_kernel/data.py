@@ -243,7 +243,7 @@ class ProtectedCounts:
     ``max_records``, the most records one privacy unit contributes (1 when the unit is
     a record)."""
 
-    __slots__ = ("_sum", "_true_counts", "max_records", "shape")
+    __slots__ = ("_sum", "_true_counts", "max_records", "n", "shape")
 
     def __init__(self, values: np.ndarray, max_records: int = 1):
         sealed = np.array(values, dtype=np.int64, copy=True)
@@ -251,7 +251,8 @@ class ProtectedCounts:
         self._true_counts = sealed
         self._sum = None
         self.max_records = int(max_records)
-        self.shape = (int(sealed.size),)
+        self.n = int(sealed.size)
+        self.shape = (self.n,)
 
     @classmethod
     def seal(
@@ -266,18 +267,17 @@ class ProtectedCounts:
         clamped array: at 10**8 bins a copy is 800 MB); ``total`` is its sum when the
         caller has it already."""
         obj = cls.__new__(cls)
-        fresh.flags.writeable = False
+        fresh.setflags(write=False)
         obj._true_counts = fresh
         obj._sum = total
         obj.max_records = int(max_records)
-        obj.shape = (int(fresh.size),) if shape is None else tuple(int(s) for s in shape)
-        if math.prod(obj.shape) != fresh.size:
-            raise InternalError("the shape does not hold the sealed cells")
+        obj.n = fresh.size
+        obj.shape = (obj.n,)
+        if shape is not None:
+            obj.shape = tuple(int(s) for s in shape)
+            if math.prod(obj.shape) != fresh.size:
+                raise InternalError("the shape does not hold the sealed cells")
         return obj
-
-    @property
-    def n(self) -> int:
-        return int(self._true_counts.size)
 
     def reordered(self, order: np.ndarray) -> ProtectedCounts:
         """The same counts as a 1-D histogram whose bin ``k`` is cell ``order[k]`` (a public

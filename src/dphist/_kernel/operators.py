@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
@@ -86,6 +87,7 @@ class Query:
 
 
 _ONE, _TWO = Fraction(1), Fraction(2)  # shared sensitivities (Fractions are immutable)
+_integer = lru_cache(maxsize=256)(Fraction)  # an integer sensitivity, made once
 
 
 def _prefix(x: np.ndarray) -> np.ndarray:
@@ -96,6 +98,8 @@ def _prefix(x: np.ndarray) -> np.ndarray:
 
 
 def _check_n(n: object) -> int:
+    if type(n) is int and n >= 1:  # the usual case: one test
+        return n
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or int(n) < 1:
         raise ValidationError(f"query domain size must be a positive integer; got {n!r}")
     return int(n)
@@ -448,7 +452,7 @@ class HaarSums(Query):
 
     @property
     def sensitivity(self) -> Fraction:
-        return Fraction(haar_depth(self.n) + 1)
+        return _integer(haar_depth(self.n) + 1)
 
     @property
     def sensitivity2(self) -> Fraction:

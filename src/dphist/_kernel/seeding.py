@@ -31,9 +31,10 @@ _POOL = 4  # numpy's default pool size (words of 32 bits)
 
 
 @njit(cache=True)
-def _state(entropy):  # pragma: no cover - compiled
-    """The four 64-bit words ``SeedSequence.generate_state(4, uint64)`` gives for the
-    assembled entropy ``entropy`` (32-bit words, in int64), as int64 bit patterns:
+def _state(entropy, out):  # pragma: no cover - compiled
+    """Write to ``out`` the four 64-bit words ``SeedSequence.generate_state(4, uint64)``
+    gives for the assembled entropy ``entropy`` (32-bit words, in int64), as int64 bit
+    patterns (filled in place: a returned array costs numba a boxing step a call):
     hash each word into a pool of four (the hash constant advancing by ``_MULT_A``),
     mix every pool word into the others, mix the remaining words in, then hash the pool
     out (the constant advancing by ``_MULT_B``). Words stay below 2**32; products wrap
@@ -65,7 +66,7 @@ def _state(entropy):  # pragma: no cover - compiled
         else:  # mix
             r = (_MIX_L * pool[dst] - _MIX_R * v) & _MASK
             pool[dst] = r ^ (r >> 16)
-    out = np.zeros(4, dtype=np.int64)
+    out[:] = 0
     h = _INIT_B
     for i in range(8):
         v = pool[i % _POOL] ^ h
@@ -73,7 +74,6 @@ def _state(entropy):  # pragma: no cover - compiled
         v = (v * h) & _MASK
         v ^= v >> 16
         out[i // 2] |= v << (32 * (i % 2))  # little-endian pairs (bit patterns of uint64)
-    return out
 
 
 def _words32(value: int, out: list[int]) -> None:
@@ -89,13 +89,18 @@ def pcg64_words(entropy: int, spawn_key: tuple[int, ...] = ()) -> np.ndarray:
     """``SeedSequence(entropy, spawn_key=spawn_key).generate_state(4, np.uint64)`` for
     non-negative integers (the entropy padded to the pool before a spawn key, as numpy
     assembles it)."""
-    words: list[int] = []
-    _words32(entropy, words)
-    if spawn_key:
-        words.extend([0] * (_POOL - len(words)))  # nothing when the entropy fills the pool
-        for k in spawn_key:
-            _words32(k, words)
-    return _state(np.array(words, dtype=np.int64)).view(np.uint64)
+    if entropy <= _MASK and (not spawn_key or max(spawn_key) <= _MASK):  # a word each
+        words = [entropy, 0, 0, 0, *spawn_key] if spawn_key else [entropy]
+    else:
+        words = []
+        _words32(entropy, words)
+        if spawn_key:
+            words.extend([0] * (_POOL - len(words)))  # none when the entropy fills the pool
+            for k in spawn_key:
+                _words32(k, words)
+    out = np.empty(4, dtype=np.int64)
+    _state(np.array(words, dtype=np.int64), out)
+    return out.view(np.uint64)
 
 
 class _Fixed(ISeedSequence):

@@ -23,7 +23,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 from typing import Any, Protocol
 
 import numpy as np
@@ -46,7 +45,7 @@ __all__ = ["DEFINITIONS", "Measurement", "PrivateView", "run_pipeline"]
 DEFINITIONS = ("pure", "zcdp")
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class Measurement:
     """Noisy answers to one query; ``variance`` is the noise variance of each answer.
 
@@ -61,8 +60,19 @@ class Measurement:
     scale: Fraction
     variance: float | np.ndarray
 
-    def __post_init__(self) -> None:
-        self.values.flags.writeable = False
+    def __init__(
+        self,
+        values: np.ndarray,
+        query: Query,
+        epsilon: Fraction,
+        scale: Fraction,
+        variance: float | np.ndarray,
+    ) -> None:
+        values.setflags(write=False)
+        # the fields filled at once (a frozen dataclass's own __init__ sets them one by one)
+        self.__dict__.update(
+            values=values, query=query, epsilon=epsilon, scale=scale, variance=variance
+        )
 
     def as_floats(self) -> np.ndarray:
         """The answers as a read-only float64 array, which ``values`` becomes (the same
@@ -170,21 +180,16 @@ class PrivateView:
         if self._zcdp:
             return self._measure_gaussian(query, eps)
         sensitivity = query.sensitivity * self._k if self._k != 1 else query.sensitivity
-        t, s = rational_scale(sensitivity, eps)
-        # answer q gets scale sensitivity / (w_q * eps)
-        plan = _weight_plan(query, lambda w: rational_scale(sensitivity, eps * w), (t, s))
-        scale = _exact(t, s)
+        t, s, scale, unit_variance = _laplace_terms(sensitivity, eps)
         self._budget.charge(
-            Charge(
-                self.block,
-                Primitive.DISCRETE_LAPLACE,
-                eps,
-                sensitivity,
-                scale,
-                query.size,
-                query.describe(),
-            )
+            Charge(self.block, _LAPLACE, eps, sensitivity, scale, query.size, query.describe())
         )
+        if getattr(query, "weights", None) is None:  # one scale for every answer
+            noisy = self._read(query)
+            self._noise.add_discrete_laplace(noisy, t, s)
+            return Measurement(noisy, query, eps, scale, unit_variance)
+        # answer q gets scale sensitivity / (w_q * eps)
+        plan = _weight_plan(query, lambda w: rational_scale(sensitivity, eps * w))
         noisy, variance = self._answer(
             query, plan, self._noise.add_discrete_laplace, discrete_laplace_variance
         )
@@ -199,7 +204,12 @@ class PrivateView:
         d2 = query.sensitivity2 * self._k**2
         sigma2 = d2 / (2 * rho)
         a, b = gaussian_parameters(sigma2)
-        plan = _weight_plan(query, lambda w: gaussian_parameters(sigma2 / (w * w)), (a, b))
+        weighted = getattr(query, "weights", None) is not None
+        plan = (
+            _weight_plan(query, lambda w: gaussian_parameters(sigma2 / (w * w)))
+            if weighted
+            else [(slice(None), (a, b))]
+        )
         self._budget.charge(
             Charge(
                 self.block,
@@ -217,14 +227,17 @@ class PrivateView:
         )
         return Measurement(noisy, query, rho, Fraction(a, b), variance)
 
+    def _read(self, query: Query) -> np.ndarray:
+        """The exact answers to ``query`` as a fresh int64 array (read after the charge)."""
+        if getattr(query, "whole", False):  # the total, summed when the counts were sealed
+            return np.array([self._data._total()], dtype=np.int64)
+        return query.apply(self._data._read())
+
     def _answer(self, query: Query, plan: list, add: Callable, variance_of: Callable) -> tuple:
         """Read the counts (after the charge), answer ``query`` and add noise in place,
         ``add(part, *params)``, to each part of ``plan``; the variance is one number for
         an unweighted query."""
-        if getattr(query, "whole", False):  # the total, summed when the counts were sealed
-            noisy = np.array([self._data._total()], dtype=np.int64)
-        else:
-            noisy = query.apply(self._data._read())
+        noisy = self._read(query)
         if getattr(query, "weights", None) is None:
             (_, params), *_ = plan
             add(noisy, *params)
@@ -344,19 +357,30 @@ class PrivateView:
         self._open = False
 
 
-@lru_cache(maxsize=256)
-def _exact(t: int, s: int) -> Fraction:
-    """``Fraction(t, s)``, remembered: releases use the same few scales."""
-    return Fraction(t, s)
+_LAPLACE = Primitive.DISCRETE_LAPLACE
+_TERMS: dict[tuple[int, int, int, int], tuple[int, int, Fraction, float]] = {}
 
 
-def _weight_plan(query: Query, params_of: Callable[[Fraction], tuple], unit: tuple) -> list:
-    """``[(answers, noise parameters)]``: all answers at weight 1 (``unit``, the
-    parameters ``params_of(1)``), or one part per distinct weight of a weighted query
-    (one sampler call each)."""
-    weights = getattr(query, "weights", None)
-    if weights is None:
-        return [(slice(None), unit)]
+def _laplace_terms(sensitivity: Fraction, epsilon: Fraction) -> tuple[int, int, Fraction, float]:
+    """``(t, s, t/s, variance)`` of the discrete Laplace for ``sensitivity / epsilon``
+    (:func:`~dphist._kernel.noise.rational_scale`), remembered per pair: releases ask
+    for the same few, and each would otherwise build the same Fraction and variance."""
+    if type(sensitivity) is not Fraction:
+        sensitivity = Fraction(sensitivity)
+    key = (*sensitivity.as_integer_ratio(), *epsilon.as_integer_ratio())
+    found = _TERMS.get(key)
+    if found is None:
+        t, s = rational_scale(sensitivity, epsilon)
+        found = (t, s, Fraction(t, s), float(discrete_laplace_variance(t, s)))
+        if len(_TERMS) < 4096:
+            _TERMS[key] = found
+    return found
+
+
+def _weight_plan(query: Query, params_of: Callable[[Fraction], tuple]) -> list:
+    """``[(answers, noise parameters)]`` of a weighted query: one part per distinct
+    weight (one sampler call each), its parameters ``params_of(weight)``."""
+    weights = query.weights
     w_arr = np.array(weights, dtype=object)
     return [(np.flatnonzero(w_arr == w), params_of(w)) for w in sorted(set(weights))]
 
@@ -388,27 +412,24 @@ def run_pipeline(
     Under ``definition="zcdp"`` the budget and the shares are amounts of rho.
     """
     names = [b.name for b in blocks]
-    if len(set(names)) != len(names):
+    shares = dict(zip(names, [b.share for b in blocks], strict=True))
+    if len(shares) != len(names):
         raise CompositionError(f"block names must be unique within a method; got {names}")
-    plan = resolve_shares(epsilon, {b.name: b.share for b in blocks})
-    state = start(dict(plan))
+    plan = resolve_shares(epsilon, shares)
+    state = start(dict(plan))  # the state's copy: a block cannot change the plan
     timings: dict[str, float] = {}
-    for block in blocks:
-        eps = plan[block.name]
+    clock = time.perf_counter
+    for name, block in zip(names, blocks, strict=True):
+        eps = plan[name]
         view = None
         if eps.numerator > 0:  # an exact share (integer test: no rational comparison)
-            view = PrivateView(
-                data,
-                budget.part(eps, label=block.name),
-                noise,
-                block.name,
-                definition=definition,
-            )
-        start = time.perf_counter()
+            part = budget.part(eps, label=name)
+            view = PrivateView(data, part, noise, name, definition=definition)
+        began = clock()
         try:
             state = block.run(state, view)
         finally:
             if view is not None:
                 view.close()
-        timings[block.name] = time.perf_counter() - start
+        timings[name] = clock() - began
     return state, timings

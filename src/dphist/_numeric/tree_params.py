@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from functools import lru_cache
 
 import numpy as np
 
@@ -50,6 +51,11 @@ def hb_branching(n: int, noise: str = "laplace") -> tuple[int, int]:
     n = positive_int(n, "n", 1)
     if noise not in ("laplace", "gaussian"):
         raise ValidationError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
+    return _hb_branching(n, noise)
+
+
+@lru_cache(maxsize=64)  # public: the same domain's releases ask again
+def _hb_branching(n: int, noise: str) -> tuple[int, int]:
     if n == 1:
         return 2, 0
     power = 3 if noise == "laplace" else 2

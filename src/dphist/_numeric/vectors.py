@@ -107,6 +107,8 @@ def whole_number(value: object, name: str) -> int:
 
 def positive_int(value: object, name: str, minimum: int) -> int:
     """An integer (not a boolean) of at least ``minimum``."""
+    if type(value) is int and value >= minimum:  # the usual case: no abstract-class check
+        return value
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise ValidationError(f"{name} must be an integer, got {type(value).__name__}")
     value = int(value)

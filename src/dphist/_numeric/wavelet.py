@@ -28,6 +28,7 @@ linear algebra on released values; no noise.
 from __future__ import annotations
 
 import numbers
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -75,7 +76,11 @@ def haar_level_counts(n: int) -> np.ndarray:
 
 def haar_size(n: int) -> int:
     """Total number of coefficients: ``1 + sum_l ceil(n / 2**l)`` (less than ``2 n``)."""
-    n = _check_n(n)
+    return _haar_size(_check_n(n))
+
+
+@lru_cache(maxsize=64)  # asked several times a release (the query's size, its ledger entry)
+def _haar_size(n: int) -> int:
     return 1 + sum(-(-n >> lev) for lev in range(1, haar_depth(n) + 1))
 
 

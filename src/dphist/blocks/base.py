@@ -76,6 +76,18 @@ class State:
     uncertainty: Any = None
     shape: tuple[int, int] | None = None
 
+    @classmethod
+    def start(
+        cls, n: int, budgets: Mapping[str, Fraction], definition: str, shape: tuple | None
+    ) -> State:
+        """The first state of a run: ``State(n=n, budgets=budgets, definition=definition,
+        shape=shape)``, filled at once (a frozen dataclass assigns field by field)."""
+        new = object.__new__(cls)
+        new.__dict__.update(
+            _START, n=n, budgets=budgets, notes={}, definition=definition, shape=shape
+        )
+        return new
+
     def with_(self, **changes: Any) -> State:
         """A copy with ``changes`` applied (states are immutable); a new ``estimate``
         without a new ``uncertainty`` drops the old one."""
@@ -90,6 +102,7 @@ class State:
 
 
 _STATE_FIELDS = frozenset(State.__dataclass_fields__)
+_START = {name: f.default for name, f in State.__dataclass_fields__.items() if f.default is None}
 
 
 def planned_variance(state: State, budget: Fraction) -> float:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -23,8 +24,10 @@ from ..errors import InternalError
 
 __all__ = ["Outcome", "run"]
 
+_CERTIFIED = attrgetter("certified")
 
-@dataclass(frozen=True, eq=False)
+
+@dataclass(frozen=True, eq=False, init=False)
 class Outcome:
     """What one run of a method released, in the original bin order.
 
@@ -45,10 +48,31 @@ class Outcome:
     state: State | None = None
     uncertainty: Any = None
 
+    def __init__(
+        self,
+        estimate: np.ndarray,
+        variance: np.ndarray | PerGroup | None,
+        groups: np.ndarray | None,
+        ledger: tuple[Charge, ...],
+        timings: dict[str, float] | None = None,
+        state: State | None = None,
+        uncertainty: Any = None,
+    ) -> None:
+        # the fields filled at once (a frozen dataclass's own __init__ sets them one by one)
+        self.__dict__.update(
+            estimate=estimate,
+            variance=variance,
+            groups=groups,
+            ledger=ledger,
+            timings={} if timings is None else timings,
+            state=state,
+            uncertainty=uncertainty,
+        )
+
     @property
     def certified(self) -> bool:
         """False when a step reproduced a published noise scale that is not epsilon-DP."""
-        return all(c.certified for c in self.ledger)
+        return all(map(_CERTIFIED, self.ledger))
 
     @property
     def spent(self) -> Fraction:
@@ -63,8 +87,8 @@ def _final(values: np.ndarray | PerGroup | None, order: np.ndarray | None) -> An
         return None
     if isinstance(values, PerGroup):
         return values if order is None else _final(values.per_bin(), order)
-    out = to_original_order(values, order)
-    out.flags.writeable = False
+    out = values if order is None else to_original_order(values, order)
+    out.setflags(write=False)
     return out
 
 
@@ -89,7 +113,7 @@ def run(
     state, timings = run_pipeline(
         data,
         blocks,
-        lambda plan: State(n=n, budgets=plan, definition=definition, shape=shape),
+        lambda plan: State.start(n, plan, definition, shape),
         epsilon=epsilon,
         budget=budget,
         noise=noise,

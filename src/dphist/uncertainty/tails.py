@@ -63,7 +63,9 @@ class Tail:
     scale: Fraction
 
     def __post_init__(self) -> None:
-        if self.kind not in ("laplace", "gaussian") or not self.scale > 0:
+        scale = self.scale  # a Fraction's sign is its numerator's (no rational comparison)
+        positive = scale.numerator > 0 if type(scale) is Fraction else scale > 0
+        if self.kind not in ("laplace", "gaussian") or not positive:
             raise ValidationError(f"unknown noise law {self.kind!r} or scale {self.scale!r}")
 
     def quantile(self, alpha: float) -> int:
