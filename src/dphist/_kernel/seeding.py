@@ -3,25 +3,23 @@
 A seeded release draws from ``PCG64(SeedSequence(seed, spawn_key=key))``. numpy builds
 that through two objects whose hashing runs in a Python-level loop over numpy scalars
 under error-state contexts: tens of microseconds, more than the noise of a few thousand
-bins. :func:`pcg64` computes the same 128-bit seed and increment with the seed
+bins. :func:`pcg64_words` computes the same 128-bit seed and increment with the seed
 sequence's hashing compiled (O'Neill's ``seed_seq`` with numpy's constants and pool of
-four words) and hands them to ``PCG64``, so the words drawn are numpy's. Seeded noise is
-for experiments only: nothing here is private.
-
-:func:`pcg64_state` goes further: numpy's PCG64 (O'Neill's 128-bit LCG with the XSL-RR
-output) as four ``uint64`` words that compiled code advances itself (:func:`pcg64_fill`)
-and steps back (:func:`pcg64_back`, the LCG inverted), so a sampler draws numpy's words
-with no call into numpy and hands back the words it did not use by rewinding.
+four words), and :func:`pcg64_state` seeds numpy's PCG64 (O'Neill's 128-bit LCG with
+the XSL-RR output) from them as numpy does, as four ``uint64`` words that compiled code
+advances itself (:func:`pcg64_fill`) and steps back (:func:`pcg64_back`, the LCG
+inverted): a sampler draws numpy's words with no call into numpy and hands back the
+words it did not use by rewinding. Seeded noise is for experiments only: nothing here
+is private.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numpy.random.bit_generator import ISeedSequence
 
 from .._jit import njit, on_load
 
-__all__ = ["pcg64", "pcg64_back", "pcg64_fill", "pcg64_state", "pcg64_words"]
+__all__ = ["pcg64_back", "pcg64_fill", "pcg64_state", "pcg64_words"]
 
 _MASK = 0xFFFFFFFF
 _INIT_A, _MULT_A = 0x43B0D7E5, 0x931E8875
@@ -101,28 +99,6 @@ def pcg64_words(entropy: int, spawn_key: tuple[int, ...] = ()) -> np.ndarray:
     out = np.empty(4, dtype=np.int64)
     _state(np.array(words, dtype=np.int64), out)
     return out.view(np.uint64)
-
-
-class _Fixed(ISeedSequence):
-    """A seed sequence whose 128-bit PCG64 state is already computed: ``PCG64`` asks it
-    for four 64-bit words; anything else goes to numpy's own sequence."""
-
-    __slots__ = ("_entropy", "_key", "_words")
-
-    def __init__(self, entropy: int, spawn_key: tuple[int, ...], words: np.ndarray):
-        self._entropy, self._key, self._words = entropy, spawn_key, words
-
-    def generate_state(self, n_words: int, dtype: object = np.uint32) -> np.ndarray:
-        if n_words == 4 and dtype is np.uint64:
-            return self._words
-        seq = np.random.SeedSequence(self._entropy, spawn_key=self._key)
-        return seq.generate_state(n_words, dtype)
-
-
-def pcg64(entropy: int, spawn_key: tuple[int, ...] = ()) -> np.random.PCG64:
-    """``np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=spawn_key))``, the same
-    stream, built without numpy's seed-sequence object."""
-    return np.random.PCG64(_Fixed(entropy, spawn_key, pcg64_words(entropy, spawn_key)))
 
 
 _M64 = (1 << 64) - 1
