@@ -281,3 +281,28 @@ def test_shares_are_checked_before_any_block_runs():
         NoisyBins(share=0)
     with pytest.raises(CompositionError, match="unique"):
         run([NoisyBins(share=0.5), NoisyBins(share=0.5)])
+
+
+def test_remembered_noise_terms_follow_a_replaced_scale_function(monkeypatch):
+    """The kernel remembers each sensitivity and epsilon's noise scale; a scale function
+    replaced for a while (as the privacy audit's mutants do) neither reads nor leaves
+    an entry the real function's releases would use."""
+    import dphist as dh
+    from dphist._kernel import view as kernel_view
+
+    def scales() -> list:
+        rel = dh.publish(np.arange(8), method="identity", epsilon=1, rng=0)
+        return [c.scale for c in rel.ledger]
+
+    real = scales()
+    original = kernel_view.rational_scale
+
+    def halve(sensitivity, epsilon):
+        t, s = original(sensitivity, epsilon)
+        return t, 2 * s
+
+    monkeypatch.setattr(kernel_view, "rational_scale", halve)
+    halved = scales()
+    monkeypatch.undo()
+    assert [2 * h for h in halved] == real
+    assert scales() == real

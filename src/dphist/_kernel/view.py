@@ -358,19 +358,23 @@ class PrivateView:
 
 
 _LAPLACE = Primitive.DISCRETE_LAPLACE
-_TERMS: dict[tuple[int, int, int, int], tuple[int, int, Fraction, float]] = {}
+_TERMS: dict[tuple, tuple[int, int, Fraction, float]] = {}
 
 
 def _laplace_terms(sensitivity: Fraction, epsilon: Fraction) -> tuple[int, int, Fraction, float]:
     """``(t, s, t/s, variance)`` of the discrete Laplace for ``sensitivity / epsilon``
     (:func:`~dphist._kernel.noise.rational_scale`), remembered per pair: releases ask
-    for the same few, and each would otherwise build the same Fraction and variance."""
+    for the same few, and each would otherwise build the same Fraction and variance.
+    The key holds the scale function itself, so that a replaced one (the privacy
+    audit's mutants replace it for a while) never reads or leaves an entry the real
+    one would use."""
     if type(sensitivity) is not Fraction:
         sensitivity = Fraction(sensitivity)
-    key = (*sensitivity.as_integer_ratio(), *epsilon.as_integer_ratio())
+    scale_of = rational_scale
+    key = (scale_of, *sensitivity.as_integer_ratio(), *epsilon.as_integer_ratio())
     found = _TERMS.get(key)
     if found is None:
-        t, s = rational_scale(sensitivity, epsilon)
+        t, s = scale_of(sensitivity, epsilon)
         found = (t, s, Fraction(t, s), float(discrete_laplace_variance(t, s)))
         if len(_TERMS) < 4096:
             _TERMS[key] = found
