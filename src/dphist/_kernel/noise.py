@@ -20,7 +20,8 @@ Bit sources (:mod:`~dphist._kernel.bits`), each one stream of uniform 64-bit wor
 units): :class:`SystemBits` (secure: the operating system's CSPRNG, never seeded,
 pooled words handed out once, fork-safe) and :class:`GeneratorBits` (seeded,
 reproducible and therefore **not private**). The Laplace table sampler runs in one
-compiled call on either's words when it can (:func:`add_discrete_laplace`).
+compiled call on either's words when it can, the direct one on a seed's stream
+(:func:`add_discrete_laplace`).
 
 Real-valued statistics are released by the lattice Laplace mechanism: the value is
 rounded to a fine power-of-two lattice and exact discrete Laplace noise is added in
@@ -41,6 +42,7 @@ from ..errors import InputTypeError, InternalError, ValidationError
 from .bits import CHUNK, BitSource, GeneratorBits, SystemBits, on_pool
 from .coins import bernoulli_exp_neg, laplace_draw, uniform_below
 from .lookup import laplace_add, pcg_laplace_add, pool_laplace_add
+from .seeding import pcg64_back, pcg64_fill
 from .tables import laplace_size, laplace_tables
 
 __all__ = [
@@ -83,6 +85,33 @@ def _direct_add(words, pos, out, start, t, s):  # pragma: no cover - compiled
         out[i] += y
         i += 1
     return i, pos, 0
+
+
+@njit(cache=True)
+def _pcg_direct_add(st, out, t, s):  # pragma: no cover - compiled
+    """:func:`drive` with :func:`_direct_add` in one compiled call for a PCG64 state
+    (:mod:`~dphist._kernel.seeding`): words drawn as :func:`_words_for` sizes them, a
+    draw that runs out replayed behind the words it left, the words left unread
+    stepped back. Status 0, or below -1 (headroom)."""
+    size = out.shape[0]
+    n = min(CHUNK, (12 * size + ((12 * size) >> 6) + 16) + 4)
+    words = np.empty(n, dtype=np.uint64)
+    pcg64_fill(st, words, 0, n)
+    done, pos, status = _direct_add(words, 0, out, 0, t, s)
+    while done < size and status == -1:  # one more chunk behind the words left
+        left = words.shape[0] - pos
+        rest = 12 * (size - done)
+        n = min(CHUNK, (rest + (rest >> 6) + 16) + 4)
+        more = np.empty(left + n, dtype=np.uint64)
+        for j in range(left):
+            more[j] = words[pos + j]
+        pcg64_fill(st, more, left, left + n)
+        words = more
+        done, pos, status = _direct_add(words, 0, out, done, t, s)
+    if status < -1:
+        return status
+    pcg64_back(st, words.shape[0] - pos)
+    return 0
 
 
 def drive(
@@ -158,7 +187,11 @@ def add_discrete_laplace(bits: BitSource, out: np.ndarray, t: int, s: int) -> No
     size = out.shape[0]
     thresholds, tables = _LAPLACE.get((t, s)) or _laplace_plan(t, s)
     if not use_tables(size, thresholds):
-        drive(bits, out, _direct_add, (t, s), 12)
+        st = bits.pcg()
+        if st is None:
+            drive(bits, out, _direct_add, (t, s), 12)
+        elif _pcg_direct_add(st, out, t, s):
+            raise InternalError("exact noise sampler exceeded its integer headroom")
         return
     if tables is None:
         tables = _laplace_plan(t, s, build=True)[1]

@@ -83,10 +83,9 @@ def _words32(value: int, out: list[int]) -> None:
             return
 
 
-def pcg64_words(entropy: int, spawn_key: tuple[int, ...] = ()) -> np.ndarray:
-    """``SeedSequence(entropy, spawn_key=spawn_key).generate_state(4, np.uint64)`` for
-    non-negative integers (the entropy padded to the pool before a spawn key, as numpy
-    assembles it)."""
+def _entropy(entropy: int, spawn_key: tuple[int, ...]) -> np.ndarray:
+    """The 32-bit words a seed sequence hashes (int64): the entropy's, padded to the pool
+    before a spawn key's, as numpy assembles them."""
     if entropy <= _MASK and (not spawn_key or max(spawn_key) <= _MASK):  # a word each
         words = [entropy, 0, 0, 0, *spawn_key] if spawn_key else [entropy]
     else:
@@ -96,8 +95,14 @@ def pcg64_words(entropy: int, spawn_key: tuple[int, ...] = ()) -> np.ndarray:
             words.extend([0] * (_POOL - len(words)))  # none when the entropy fills the pool
             for k in spawn_key:
                 _words32(k, words)
+    return np.array(words, dtype=np.int64)
+
+
+def pcg64_words(entropy: int, spawn_key: tuple[int, ...] = ()) -> np.ndarray:
+    """``SeedSequence(entropy, spawn_key=spawn_key).generate_state(4, np.uint64)`` for
+    non-negative integers."""
     out = np.empty(4, dtype=np.int64)
-    _state(np.array(words, dtype=np.int64), out)
+    _state(_entropy(entropy, spawn_key), out)
     return out.view(np.uint64)
 
 
@@ -107,18 +112,17 @@ _MULT_INV = pow(_MULT, -1, 1 << 128)  # steps the LCG back: s = (s' - inc) * _MU
 _MH, _ML = np.uint64(_MULT >> 64), np.uint64(_MULT & _M64)
 _IH, _IL = np.uint64(_MULT_INV >> 64), np.uint64(_MULT_INV & _M64)
 _S58, _R63 = np.uint64(58), np.uint64(63)
+_U64 = np.dtype(np.uint64)
 _ONE = np.uint64(1)
 
 
 def pcg64_state(entropy: int, spawn_key: tuple[int, ...] = ()) -> np.ndarray:
     """The state of ``np.random.PCG64(SeedSequence(entropy, spawn_key=spawn_key))`` as
-    ``uint64`` words ``[state high, state low, increment high, increment low]``: numpy
-    seeds with ``inc = 2 i + 1``, a step from zero, ``+ s`` and a step (``s, i`` the
-    seed words' two 128-bit halves)."""
-    w = [int(v) for v in pcg64_words(entropy, spawn_key)]
-    seed, inc = (w[0] << 64) | w[1], (((w[2] << 64) | w[3]) << 1 | 1) & ((1 << 128) - 1)
-    state = ((inc + seed) * _MULT + inc) & ((1 << 128) - 1)
-    return np.array([state >> 64, state & _M64, inc >> 64, inc & _M64], dtype=np.uint64)
+    ``uint64`` words ``[state high, state low, increment high, increment low]`` (one
+    compiled call, :func:`_seed_pcg64`)."""
+    st = np.empty(4, dtype=_U64)
+    _seed_pcg64(_entropy(entropy, spawn_key), st)
+    return st
 
 
 _umulh = None  # the high word of a 64 x 64-bit product: an LLVM 128-bit multiply, made
@@ -178,3 +182,22 @@ def pcg64_back(st, count):  # pragma: no cover - compiled
         sh = sh - ih - (_ONE if sl < il else np.uint64(0))
         sh, sl = _mul128(sh, lo, _IH, _IL)
     st[0], st[1] = sh, sl
+
+
+@njit(cache=True)
+def _seed_pcg64(entropy, st):  # pragma: no cover - compiled
+    """Fill ``st`` with numpy's PCG64 state for the hashed ``entropy`` (:func:`_state`):
+    the seed words' halves ``s, i`` give ``inc = 2 i + 1`` and the state ``(inc + s) M +
+    inc`` (a step from zero, ``+ s``, a step), all mod 2**128 in (high, low) words."""
+    w = np.empty(4, dtype=np.int64)
+    _state(entropy, w)
+    u = w.view(np.uint64)
+    ih = (u[2] << _ONE) | (u[3] >> _R63)
+    il = (u[3] << _ONE) | _ONE
+    lo = il + u[1]
+    hi = ih + u[0] + (_ONE if lo < il else np.uint64(0))
+    hi, lo = _mul128(hi, lo, _MH, _ML)
+    sl = lo + il
+    st[0] = hi + ih + (_ONE if sl < lo else np.uint64(0))
+    st[1] = sl
+    st[2], st[3] = ih, il
