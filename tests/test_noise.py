@@ -272,7 +272,7 @@ def test_seeded_laplace_in_one_compiled_call_equals_the_word_driven_sampler():
     assert fast.bits.pcg() is not None and slow.bits.pcg() is None
     # (400, 1, 1000) and (511, 3, 2**40): direct draws of about 14 and 17 words, more than
     # the first read's estimate of 12 a draw, so the one-call driver refills
-    cases = [(600, 10, 1), (70_000, 10**6, 1), (3, 7, 1), (1, 1, 1), (400, 1, 1000),
+    cases = [(600, 10, 1), (70_000, 10**6, 1), (3, 7, 1), (0, 7, 1), (1, 1, 1), (400, 1, 1000),
              (2_000, 300, 1), (511, 3, 2**40), (40_000, 1, 1)]  # fmt: skip
     for size, t, s in cases:
         assert np.array_equal(fast.discrete_laplace(t, s, size), slow.discrete_laplace(t, s, size))

@@ -94,14 +94,12 @@ def _pcg_direct_add(st, out, t, s):  # pragma: no cover - compiled
     draw that runs out replayed behind the words it left, the words left unread
     stepped back. Status 0, or below -1 (headroom)."""
     size = out.shape[0]
-    n = min(CHUNK, (12 * size + ((12 * size) >> 6) + 16) + 4)
-    words = np.empty(n, dtype=np.uint64)
-    pcg64_fill(st, words, 0, n)
-    done, pos, status = _direct_add(words, 0, out, 0, t, s)
-    while done < size and status == -1:  # one more chunk behind the words left
+    words = np.empty(0, dtype=np.uint64)
+    done, pos, status = 0, 0, -1
+    while done < size and status == -1:  # words for the draws left, behind those left over
         left = words.shape[0] - pos
         rest = 12 * (size - done)
-        n = min(CHUNK, (rest + (rest >> 6) + 16) + 4)
+        n = min(CHUNK, rest + (rest >> 6) + 16 + 4)
         more = np.empty(left + n, dtype=np.uint64)
         for j in range(left):
             more[j] = words[pos + j]
