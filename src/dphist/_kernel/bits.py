@@ -17,10 +17,11 @@ import threading
 
 import numpy as np
 
+from .._jit import njit
 from ..errors import PrivacyError
 from .seeding import pcg64_back, pcg64_fill, pcg64_state
 
-__all__ = ["CHUNK", "BitSource", "GeneratorBits", "SystemBits", "on_pool"]
+__all__ = ["CHUNK", "BitSource", "GeneratorBits", "SystemBits", "on_pool", "words_for"]
 
 CHUNK = 1 << 14  # words per OS read (128 KB): reused memory in cache; fresh multi-MB
 # buffers cost more in page faults than their random bytes on some machines
@@ -30,6 +31,17 @@ _M64 = (1 << 64) - 1
 _POOLED = CHUNK >> 2  # secure requests of at most this many words come from the pool
 _POOL: list = [_NO_WORDS, np.zeros(1, dtype=np.int64)]  # words, first not handed out
 _POOL_LOCK = threading.Lock()
+
+
+def words_for(units: int, per_word: int) -> int:
+    """Words to fetch for an estimated ``units`` (``per_word`` to a word): a margin of a
+    sixty-fourth, sixteen units and four words (a draw's rare extra units: a threshold's
+    first unit matched, a tail), so that a second read is rare, at most ``CHUNK``. The
+    compiled drivers size their reads with the same rule (:data:`compiled_words_for`)."""
+    return min(CHUNK, (units + (units >> 6) + 16) // per_word + 4)
+
+
+compiled_words_for = njit(cache=True)(words_for)
 
 
 class BitSource:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import njit
+from .bits import compiled_words_for
 from .coins import exp_coin, geometric_draw
 from .seeding import pcg64_back, pcg64_fill
 from .tables import DIGIT_BITS, THRESHOLD_UNITS
@@ -38,7 +39,6 @@ __all__ = [
 ]
 
 _MAX_Q = (1 << 62) - 2  # |Y| = 1 + 256**D Q + digits stays below 2**62
-_CHUNK = 1 << 14  # words a one-call driver draws at a time (as the bit sources read)
 
 
 @njit(cache=True)
@@ -288,15 +288,14 @@ def pcg_laplace_add(st, out, th, cum, shift, m, d):  # pragma: no cover - compil
     it left, the whole words left unread stepped back. Status 0, or -2 (headroom)."""
     size = out.shape[0]
     per = d + 1
-    nw = min(_CHUNK, (per * size + ((per * size) >> 6) + 16) // 4 + 4)
+    nw = compiled_words_for(per * size, 4)
     buf = np.empty(nw + 16, dtype=np.uint64)  # room for a draw's units left at a refill
     units = buf.view(np.uint16)
     done = np.int64(0)  # int64, not a literal 0: laplace_add compiles for one type only
     first = np.int64(0)  # the call's first unit: units a draw that ran out left, words behind
     k = np.int64(0)  # words those units take
     while True:  # one call site of laplace_add: numba compiles this in a second, not five
-        rest = per * (size - done)
-        want = min(_CHUNK, (rest + (rest >> 6) + 16) // 4 + 4)
+        want = compiled_words_for(per * (size - done), 4)
         if k + want > buf.shape[0]:
             grown = np.empty(k + want, dtype=np.uint64)
             for j in range(k):  # loops, not slice assignments: numba compiles those slowly

@@ -39,7 +39,15 @@ import numpy as np
 
 from .._jit import njit
 from ..errors import InputTypeError, InternalError, ValidationError
-from .bits import CHUNK, BitSource, GeneratorBits, SystemBits, on_pool
+from .bits import (
+    CHUNK,
+    BitSource,
+    GeneratorBits,
+    SystemBits,
+    compiled_words_for,
+    on_pool,
+    words_for,
+)
 from .coins import bernoulli_exp_neg, laplace_draw, uniform_below
 from .lookup import laplace_add, pcg_laplace_add, pool_laplace_add
 from .seeding import pcg64_back, pcg64_fill
@@ -90,16 +98,16 @@ def _direct_add(words, pos, out, start, t, s):  # pragma: no cover - compiled
 @njit(cache=True)
 def _pcg_direct_add(st, out, t, s):  # pragma: no cover - compiled
     """:func:`drive` with :func:`_direct_add` in one compiled call for a PCG64 state
-    (:mod:`~dphist._kernel.seeding`): words drawn as :func:`_words_for` sizes them, a
-    draw that runs out replayed behind the words it left, the words left unread
-    stepped back. Status 0, or below -1 (headroom)."""
+    (:mod:`~dphist._kernel.seeding`): words drawn as
+    :func:`~dphist._kernel.bits.words_for` sizes them, a draw that runs out replayed
+    behind the words it left, the words left unread stepped back. Status 0, or below
+    -1 (headroom)."""
     size = out.shape[0]
     words = np.empty(0, dtype=np.uint64)
     done, pos, status = 0, 0, -1
     while done < size and status == -1:  # words for the draws left, behind those left over
         left = words.shape[0] - pos
-        rest = 12 * (size - done)
-        n = min(CHUNK, rest + (rest >> 6) + 16 + 4)
+        n = compiled_words_for(12 * (size - done), 1)
         more = np.empty(left + n, dtype=np.uint64)
         for j in range(left):
             more[j] = words[pos + j]
@@ -123,7 +131,7 @@ def drive(
     the stream (a partly read word is dropped), so the output depends on the word
     stream only, never on chunk sizes. ``per_value`` estimates the units a value takes.
     """
-    units = bits.words(_words_for(per_value * out.shape[0], per_word)).view(_UNIT[per_word])
+    units = bits.words(words_for(per_value * out.shape[0], per_word)).view(_UNIT[per_word])
     done, pos, status = kernel(units, 0, out, 0, *args)
     finish(bits, out, kernel, args, per_value, per_word, units, done, pos, status)
 
@@ -138,7 +146,7 @@ def finish(bits, out, kernel, args, per_value, per_word, units, done, pos, statu
     while done < size or status < -1:
         if status < -1:
             raise InternalError("exact noise sampler exceeded its integer headroom")
-        more = bits.words(_words_for(per_value * (size - done), per_word))
+        more = bits.words(words_for(per_value * (size - done), per_word))
         units = np.concatenate((units[pos:], more.view(unit)))
         joined = True
         done, pos, status = kernel(units, 0, out, done, *args)
@@ -150,13 +158,6 @@ def finish(bits, out, kernel, args, per_value, per_word, units, done, pos, statu
 _U64 = np.dtype(np.uint64)  # dtype objects: numpy converts a scalar type on every call
 _U16 = np.dtype(np.uint16)
 _UNIT = {1: _U64, 4: _U16}
-
-
-def _words_for(units: int, per_word: int) -> int:
-    """Words to fetch for an estimated ``units``: a margin of a sixty-fourth, sixteen
-    units and four words (a draw's rare extra units: a threshold's first unit matched,
-    a tail), so that a second read is rare, at most ``CHUNK``."""
-    return min(CHUNK, (units + (units >> 6) + 16) // per_word + 4)
 
 
 def use_tables(size: int, thresholds: int) -> bool:
@@ -198,7 +199,7 @@ def add_discrete_laplace(bits: BitSource, out: np.ndarray, t: int, s: int) -> No
     if st is not None:
         if kernels[1](st, out, *args):
             raise InternalError("exact noise sampler exceeded its integer headroom")
-    elif type(bits) is SystemBits and (need := _words_for(per_value * size, 4)) < CHUNK:
+    elif type(bits) is SystemBits and (need := words_for(per_value * size, 4)) < CHUNK:
         pool, (done, pos, status) = on_pool(need, kernels[2], out, args)  # one compiled call
         if status:  # rare: the draws outran the pool (its words all used) or headroom
             finish(bits, out, kernels[0], args, per_value, 4, pool.view(_U16), done, pos, status)
